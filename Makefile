@@ -1,0 +1,61 @@
+# okprobes: top-level commands. See README.md.
+#   make [ARCH=x86_64|arm64|riscv] [KERNEL=debian|test|test-debug]   build okprobes.ko
+#   make run        build, boot a guest, load okprobes + the sample, show debugfs and hits
+#   make check      every test (host, builds, KUnit in guests, stock-kernel smoke)
+#   make print-kdir ARCH=... KERNEL=...   kernel build directory for client modules
+#   make setup      install packages and fetch third-party sources (done on demand)
+
+SHELL := /bin/bash
+OKP_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+ARCH ?= x86_64
+OKP_ARCH := $(shell $(OKP_ROOT)/scripts/okp-arch $(ARCH))
+KERNEL ?= $(if $(filter x86_64,$(OKP_ARCH)),debian,test)
+OKP_CACHE ?= $(HOME)/.cache/okprobes
+export OKP_CACHE
+
+BUILD := $(OKP_ROOT)/build/$(OKP_ARCH)-$(KERNEL)
+KARCH_x86_64 := x86_64
+KARCH_arm64 := arm64
+KARCH_riscv64 := riscv
+CROSS_arm64 := aarch64-linux-gnu-
+CROSS_riscv64 := riscv64-linux-gnu-
+KMAKE = $(MAKE) -C "$$kdir" ARCH=$(KARCH_$(OKP_ARCH)) CROSS_COMPILE=$(CROSS_$(OKP_ARCH)) OKP_ROOT=$(OKP_ROOT) OKP_CACHE=$(OKP_CACHE)
+
+.PHONY: all module samples kunit-module print-kdir setup run check host-test clean
+all: module samples
+
+setup:
+	@$(OKP_ROOT)/scripts/setup
+
+# Objects go to a per-(arch, kernel) shadow tree of symlinks, so builds for several
+# kernels never overwrite each other's objects.
+module: setup
+	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
+	$(OKP_ROOT)/scripts/shadow-tree $(BUILD) && \
+	$(KMAKE) M=$(BUILD) modules 2>&1 | tee $(BUILD)/build.log; exit $${PIPESTATUS[0]}
+
+# Client modules are built exactly as docs/client-modules.md says.
+samples: module
+	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
+	$(KMAKE) M=$(BUILD)/samples OKPROBES=$(OKP_ROOT) KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
+
+kunit-module: module
+	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
+	$(KMAKE) M=$(BUILD)/tests/kunit OKPROBES=$(OKP_ROOT) KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
+
+print-kdir:
+	@$(OKP_ROOT)/scripts/setup >&2 && $(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)
+
+host-test: setup
+	@cmake -S $(OKP_ROOT)/tests/host -B $(OKP_ROOT)/build/host -DOKP_CACHE=$(OKP_CACHE) >/dev/null && \
+	cmake --build $(OKP_ROOT)/build/host -j$$(nproc) && \
+	cd $(OKP_ROOT)/build/host && ctest --output-on-failure
+
+run: setup
+	@$(OKP_ROOT)/tests/vm/make-run $(OKP_ARCH) $(KERNEL)
+
+check: setup
+	@$(OKP_ROOT)/tests/check
+
+clean:
+	rm -rf $(OKP_ROOT)/build

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "arch/x86/decoder.h"
+
+#include <Zydis/Decoder.h>
+#include <Zydis/Mnemonic.h>
+
+#include "seam/okp_seam.h"
+
+namespace okp::x86 {
+
+ErrorOr<DecodedInsn> decode(const u8* bytes, usize avail) {
+  // Decoder state is a few bytes: initialise per call rather than share a global that two
+  // CPUs registering probes would race on.
+  ZydisDecoder decoder;
+  if (ZYAN_FAILED(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+    return Error(Errno::kInval, "decoder initialisation failed");
+  ZydisDecodedInstruction insn;
+  if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes, avail, &insn)))
+    return Error(Errno::kIlSeq, "bytes do not decode to an x86-64 instruction");
+  DecodedInsn out;
+  out.length = insn.length;
+  out.rip_relative = (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
+                     insn.raw.modrm.mod == 0 && insn.raw.modrm.rm == 5;
+  out.relative_branch = (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) && !out.rip_relative;
+  out.mnemonic = ZydisMnemonicGetString(insn.mnemonic);
+  return out;
+}
+
+}  // namespace okp::x86
+
+namespace {
+
+struct KnownInsn {
+  okp::u8 bytes[8];
+  okp::u8 length;
+  bool rip_relative;
+  bool relative_branch;
+};
+
+// Instructions every x86-64 kernel function is made of; if any decodes wrongly the decoder
+// build is broken and no probe may trust it.
+constexpr KnownInsn kKnown[] = {
+    {{0xf3, 0x0f, 0x1e, 0xfa}, 4, false, false},              // endbr64
+    {{0xe8, 0x00, 0x00, 0x00, 0x00}, 5, false, true},         // call rel32 (__fentry__)
+    {{0x0f, 0x1f, 0x44, 0x00, 0x00}, 5, false, false},        // nopl 0x0(%rax,%rax,1)
+    {{0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00}, 7, true, false},  // mov rax, [rip+0x10]
+    {{0x55}, 1, false, false},                                // push rbp
+    {{0x74, 0x05}, 2, false, true},                           // je +5
+    {{0xc3}, 1, false, false},                                // ret
+};
+
+}  // namespace
+
+extern "C" int okp_arch_decoder_selfcheck(void) {
+  for (const KnownInsn& k : kKnown) {
+    auto r = okp::x86::decode(k.bytes, sizeof(k.bytes));
+    if (r.is_error() || r.value().length != k.length || r.value().rip_relative != k.rip_relative ||
+        r.value().relative_branch != k.relative_branch) {
+      okp_seam_log(OKP_LOG_ERR, "x86 decoder self-check failed: Zydis build is unusable");
+      return okp::to_kernel_errno(okp::Errno::kInval);
+    }
+  }
+  return 0;
+}

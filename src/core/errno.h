@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0
+// Error numbers the core returns. The values are Linux's (asm-generic, shared by x86-64,
+// arm64 and riscv64); src/kernel/layout_checks.c static-asserts each against <linux/errno.h>.
+#pragma once
+
+namespace okp {
+
+enum class Errno : int {
+  kPerm = 1,              // EPERM
+  kNoEnt = 2,             // ENOENT: no such symbol / probe
+  kNoMem = 12,            // ENOMEM
+  kFault = 14,            // EFAULT
+  kBusy = 16,             // EBUSY: another patcher owns the address
+  kExist = 17,            // EEXIST: already registered
+  kInval = 22,            // EINVAL: bad argument
+  kNoSpc = 28,            // ENOSPC
+  kRange = 34,            // ERANGE
+  kIlSeq = 84,            // EILSEQ: not an instruction boundary
+  kOpNotSupp = 95,        // EOPNOTSUPP
+  kAddrNotAvail = 99,     // EADDRNOTAVAIL: ambiguous symbol
+};
+
+// Negative errno, as the kernel's C API returns it.
+constexpr int to_kernel_errno(Errno e) { return -static_cast<int>(e); }
+
+}  // namespace okp

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0
+// The whole C++ runtime okprobes carries: a pure-virtual trap, and core init/exit.
+// No operator new/delete (see new.h), no exceptions, no RTTI, no static constructors (the
+// build fails on a .init_array section).
+#include "seam/okp_seam.h"
+
+extern "C" void __cxa_pure_virtual() {
+  okp_seam_invariant_failed("pure virtual function called", __FILE__, __LINE__);
+  __builtin_trap();
+}
+
+extern "C" int okp_core_init(void) { return 0; }
+
+extern "C" void okp_core_exit(void) {}

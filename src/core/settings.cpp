@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+// The core's C entry points for its global switches (see settings.h, seam/okp_seam.h).
+#include "core/settings.h"
+
+#include "core/switch_value.h"
+#include "seam/okp_seam.h"
+
+namespace okp {
+
+namespace {
+constinit Settings g_settings;
+}  // namespace
+
+Settings& settings() { return g_settings; }
+
+}  // namespace okp
+
+extern "C" int okp_core_parse_switch(const char* buf, unsigned long len, int* value) {
+  auto parsed = okp::parse_switch(buf, len);
+  if (parsed.is_error()) return parsed.error().kernel_errno();
+  *value = parsed.value() ? 1 : 0;
+  return 0;
+}
+
+extern "C" int okp_core_armed(void) { return okp::settings().armed(); }
+
+extern "C" int okp_core_set_armed(int armed) {
+  if (armed != 0 && armed != 1) return okp::to_kernel_errno(okp::Errno::kInval);
+  okp::settings().set_armed(armed);
+  return 0;
+}
+
+extern "C" int okp_core_optimization(void) { return okp::settings().optimization(); }
+
+extern "C" int okp_core_set_optimization(int enabled) {
+  if (enabled != 0 && enabled != 1) return okp::to_kernel_errno(okp::Errno::kInval);
+  okp::settings().set_optimization(enabled);
+  return 0;
+}

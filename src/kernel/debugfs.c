@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/debug/okprobes/{list,enabled,blacklist}, root-only.
+ *
+ * list and blacklist are read through seq_file; their contents are produced by the probe
+ * table and the blacklist (empty until those exist). enabled disarms/re-arms every probe
+ * without touching each probe's own disabled state; anything but 0/1 is -EINVAL.
+ */
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/seq_file.h>
+#include <linux/uaccess.h>
+
+#include "okp_glue.h"
+
+static struct dentry *okp_debugfs_dir;
+
+static int okp_list_show(struct seq_file *m, void *v)
+{
+	/* One line per probe (ADDR TYPE SYMBOL+OFFSET [MODULE] [flags] hits=N ...). */
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(okp_list);
+
+static int okp_blacklist_show(struct seq_file *m, void *v)
+{
+	/* One line per range: 0xSTART-0xEND\tSYMBOL\t[SOURCE]. */
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(okp_blacklist);
+
+static ssize_t okp_enabled_read(struct file *file, char __user *ubuf, size_t count, loff_t *ppos)
+{
+	char buf[3];
+
+	buf[0] = okp_core_armed() ? '1' : '0';
+	buf[1] = '\n';
+	buf[2] = '\0';
+	return simple_read_from_buffer(ubuf, count, ppos, buf, 2);
+}
+
+static ssize_t okp_enabled_write(struct file *file, const char __user *ubuf, size_t count,
+				 loff_t *ppos)
+{
+	char buf[8];
+	int armed, ret;
+
+	if (count > sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	ret = okp_core_parse_switch(buf, count, &armed);
+	if (ret)
+		return ret;
+	ret = okp_core_set_armed(armed);
+	return ret ? ret : count;
+}
+
+static const struct file_operations okp_enabled_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = okp_enabled_read,
+	.write = okp_enabled_write,
+	.llseek = default_llseek,
+};
+
+int okp_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("okprobes", NULL);
+
+	if (IS_ERR(dir)) {
+		pr_err("cannot create debugfs directory: %ld\n", PTR_ERR(dir));
+		return PTR_ERR(dir);
+	}
+	debugfs_create_file("list", 0400, dir, NULL, &okp_list_fops);
+	debugfs_create_file("enabled", 0600, dir, NULL, &okp_enabled_fops);
+	debugfs_create_file("blacklist", 0400, dir, NULL, &okp_blacklist_fops);
+	okp_debugfs_dir = dir;
+	return 0;
+}
+
+void okp_debugfs_exit(void)
+{
+	debugfs_remove(okp_debugfs_dir);
+	okp_debugfs_dir = NULL;
+}

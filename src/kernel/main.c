@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okprobes module init/exit: brings up the C++ core, then the admin interfaces. Exit tears
+ * down in reverse, so no debugfs/sysctl reader can reach a core that is gone.
+ */
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/module.h>
+#include <linux/init.h>
+
+#include <okprobes/okprobes.h>
+#include "okp_glue.h"
+
+/* Lets a client module check, at its load, that it was built against this okprobes. */
+unsigned int okp_api_version(void)
+{
+	return OKP_API_VERSION;
+}
+EXPORT_SYMBOL_GPL(okp_api_version);
+
+static int __init okp_init(void)
+{
+	int ret;
+
+	ret = okp_arch_decoder_selfcheck();
+	if (ret)
+		return ret;
+	ret = okp_core_init();
+	if (ret) {
+		pr_err("core initialisation failed: %d\n", ret);
+		return ret;
+	}
+	ret = okp_debugfs_init();
+	if (ret)
+		goto err_core;
+	ret = okp_sysctl_init();
+	if (ret)
+		goto err_debugfs;
+	pr_info("loaded (API %u)\n", OKP_API_VERSION);
+	return 0;
+
+err_debugfs:
+	okp_debugfs_exit();
+err_core:
+	okp_core_exit();
+	return ret;
+}
+
+static void __exit okp_exit(void)
+{
+	okp_sysctl_exit();
+	okp_debugfs_exit();
+	okp_core_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(okp_init);
+module_exit(okp_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobes: kprobes as an out-of-tree module, with a C++ core");

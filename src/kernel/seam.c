@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The kernel side of the seam (seam/okp_seam.h): primitives the C++ core calls. */
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/bug.h>
+#include <linux/printk.h>
+#include <linux/slab.h>
+
+#include "seam/okp_seam.h"
+
+void *okp_seam_alloc(unsigned long size, enum okp_gfp gfp)
+{
+	return kzalloc(size, gfp == OKP_GFP_ATOMIC ? GFP_ATOMIC : GFP_KERNEL);
+}
+
+void okp_seam_free(void *ptr)
+{
+	kfree(ptr);
+}
+
+void okp_seam_log(enum okp_log_level level, const char *msg)
+{
+	switch (level) {
+	case OKP_LOG_ERR:
+		pr_err("%s\n", msg);
+		break;
+	case OKP_LOG_WARNING:
+		pr_warn("%s\n", msg);
+		break;
+	case OKP_LOG_INFO:
+		pr_info("%s\n", msg);
+		break;
+	default:
+		pr_debug("%s\n", msg);
+		break;
+	}
+}
+
+void okp_seam_invariant_failed(const char *what, const char *file, int line)
+{
+	WARN_ONCE(1, "okprobes: invariant broken: %s (%s:%d)\n", what, file, line);
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sysctl debug.okprobes-optimization (/proc/sys/debug/okprobes-optimization): 0/1, as the
+ * kernel's debug.kprobes-optimization; any other value is -EINVAL. The value lives in the
+ * core; this handler only converts.
+ */
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/sysctl.h>
+
+#include "okp_glue.h"
+
+static int okp_optimization_handler(struct ctl_table *table, int write, void *buffer,
+				    size_t *lenp, loff_t *ppos)
+{
+	int value = okp_core_optimization();
+	struct ctl_table local = *table;
+	int ret;
+
+	local.data = &value;
+	local.maxlen = sizeof(value);
+	local.extra1 = SYSCTL_ZERO;
+	local.extra2 = SYSCTL_ONE;
+	ret = proc_dointvec_minmax(&local, write, buffer, lenp, ppos);
+	if (write && !ret)
+		ret = okp_core_set_optimization(value);
+	return ret;
+}
+
+static struct ctl_table okp_sysctl_table[] = {
+	{
+		.procname = "okprobes-optimization",
+		.mode = 0644,
+		.proc_handler = okp_optimization_handler,
+	},
+	{}
+};
+
+static struct ctl_table_header *okp_sysctl_header;
+
+int okp_sysctl_init(void)
+{
+	okp_sysctl_header = register_sysctl("debug", okp_sysctl_table);
+	if (!okp_sysctl_header) {
+		pr_err("cannot register sysctl debug.okprobes-optimization\n");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void okp_sysctl_exit(void)
+{
+	unregister_sysctl_table(okp_sysctl_header);
+	okp_sysctl_header = NULL;
+}
