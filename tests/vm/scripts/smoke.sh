@@ -1,0 +1,40 @@
+# Guest script (busybox sh): the skeleton's admin interfaces behave as documented.
+# Prints TAP lines; exits non-zero if any check failed.
+n=0 failed=0
+check() { # description, then a command
+  desc=$1; shift; n=$((n + 1))
+  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
+}
+d=/sys/kernel/debug/okprobes
+sysctl=/proc/sys/debug/okprobes-optimization
+mode() { [ "$(stat -c %a "$1")" = "$2" ]; }
+is() { [ "$(cat "$1")" = "$2" ]; }
+refused() { ! sh -c "echo $2 > $1"; }
+
+check "debugfs list exists, root-only" mode $d/list 400
+check "debugfs enabled exists, root-only" mode $d/enabled 600
+check "debugfs blacklist exists, root-only" mode $d/blacklist 400
+check "list is readable" cat $d/list
+check "blacklist is readable" cat $d/blacklist
+check "enabled reads 1 at load" is $d/enabled 1
+check "enabled accepts 0" sh -c "echo 0 > $d/enabled"
+check "enabled now reads 0" is $d/enabled 0
+check "enabled refuses 2 (EINVAL)" refused $d/enabled 2
+check "enabled refuses text" refused $d/enabled yes
+check "enabled unchanged by refused writes" is $d/enabled 0
+check "enabled accepts 1" sh -c "echo 1 > $d/enabled"
+check "enabled back to 1" is $d/enabled 1
+check "sysctl okprobes-optimization exists" test -f $sysctl
+check "optimization reads 1 at load" is $sysctl 1
+check "optimization accepts 0" sh -c "echo 0 > $sysctl"
+check "optimization reads 0" is $sysctl 0
+check "optimization refuses 2 (EINVAL)" refused $sysctl 2
+check "optimization refuses -1" refused $sysctl -1
+check "optimization unchanged by refused writes" is $sysctl 0
+check "optimization accepts 1" sh -c "echo 1 > $sysctl"
+check "okprobes logged its load" sh -c "dmesg | grep -q 'okprobes: loaded'"
+if [ -n "$OKP_EXPECT_SAMPLE" ] || lsmod | grep -q '^okprobes_hello'; then
+  check "sample client linked against okprobes" sh -c "dmesg | grep -q 'okprobes_hello: linked against okprobes API'"
+fi
+echo "1..$n"
+[ $failed = 0 ]
