@@ -7,8 +7,12 @@
 #include "seam/okp_seam.h"
 #include "core/utility.h"
 
+#if __STDC_HOSTED__
+#include <new>  // host tests: the hosted library already declares placement new
+#else
 inline void* operator new(__SIZE_TYPE__, void* where) noexcept { return where; }
 inline void operator delete(void*, void*) noexcept {}
+#endif
 
 namespace okp {
 
