@@ -14,12 +14,9 @@ OKP_CACHE ?= $(HOME)/.cache/okprobes
 export OKP_CACHE
 
 BUILD := $(OKP_ROOT)/build/$(OKP_ARCH)-$(KERNEL)
-KARCH_x86_64 := x86_64
-KARCH_arm64 := arm64
-KARCH_riscv64 := riscv
-CROSS_arm64 := aarch64-linux-gnu-
-CROSS_riscv64 := riscv64-linux-gnu-
-KMAKE = $(MAKE) -C "$$kdir" ARCH=$(KARCH_$(OKP_ARCH)) CROSS_COMPILE=$(CROSS_$(OKP_ARCH)) OKP_ROOT=$(OKP_ROOT) OKP_CACHE=$(OKP_CACHE)
+OKP_KARCH := $(shell . $(OKP_ROOT)/scripts/lib.sh && kbuild_arch $(OKP_ARCH))
+OKP_CROSS := $(shell . $(OKP_ROOT)/scripts/lib.sh && cross_compile $(OKP_ARCH))
+KMAKE = $(MAKE) -C "$$kdir" ARCH=$(OKP_KARCH) CROSS_COMPILE=$(OKP_CROSS) OKP_ROOT=$(OKP_ROOT) OKP_CACHE=$(OKP_CACHE)
 
 .PHONY: all module samples kunit-module print-kdir setup run check host-test clean
 all: module samples
