@@ -1,14 +1,102 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * okprobes public C API for client modules. It mirrors <linux/kprobes.h> name for name with
- * an okp_ prefix (the probe API arrives with the x86-64 breakpoint-probe work); see
- * docs/api.md and docs/client-modules.md for how to build against it.
+ * okprobes public C API for client modules.
+ *
+ * It mirrors <linux/kprobes.h> name for name with an okp_ prefix, so a kprobes module ports
+ * by renaming: struct kprobe -> struct okp_kprobe, register_kprobe() -> okp_register_kprobe(),
+ * KPROBE_FLAG_DISABLED -> OKP_KPROBE_FLAG_DISABLED. Semantics are those of
+ * Documentation/trace/kprobes.rst; what okprobes adds (hit counts, misses by cause, the
+ * reason of a refusal or downgrade, argument accessors) is marked below. See docs/api.md for
+ * the errno table.
+ *
+ * This header includes no kernel header: okprobes' freestanding core reads it too.
  */
 #ifndef OKPROBES_OKPROBES_H
 #define OKPROBES_OKPROBES_H
 
 /* Bumped on any incompatible change of this header. */
-#define OKP_API_VERSION 1
+#define OKP_API_VERSION 2
+
+struct pt_regs;
+struct okp_kprobe;
+
+#if defined(__x86_64__)
+typedef unsigned char okp_kprobe_opcode_t;
+#elif defined(__aarch64__)
+typedef unsigned int okp_kprobe_opcode_t;
+#else
+typedef unsigned short okp_kprobe_opcode_t;
+#endif
+
+/* Returns non-zero when it changed regs->ip: the probed instruction is then not executed. */
+typedef int (*okp_kprobe_pre_handler_t)(struct okp_kprobe *, struct pt_regs *);
+/* Runs after the probed instruction; flags is always 0 (as in kprobes). */
+typedef void (*okp_kprobe_post_handler_t)(struct okp_kprobe *, struct pt_regs *,
+					  unsigned long flags);
+
+/* flags: the kprobes values. GONE, OPTIMIZED and FTRACE are set by okprobes. */
+#define OKP_KPROBE_FLAG_GONE 1      /* the probed module went away; the probe is inert */
+#define OKP_KPROBE_FLAG_DISABLED 2  /* set before registering to register disabled */
+#define OKP_KPROBE_FLAG_OPTIMIZED 4 /* jump-optimized (later) */
+#define OKP_KPROBE_FLAG_FTRACE 8    /* function entry served through ftrace */
+/*
+ * okprobes addition: on a function-entry (ftrace) probe, the pre_handler may redirect
+ * execution, so okprobes takes ftrace's exclusive IPMODIFY right (which livepatch also
+ * needs). Without it, a pre_handler that returns non-zero there is not obeyed: the change
+ * of ip is undone and counted as a miss of cause OKP_MISS_IPMODIFY.
+ */
+#define OKP_KPROBE_FLAG_IPMODIFY 16
+
+/* okprobes addition: why a handler did not run. */
+enum okp_miss_cause {
+	OKP_MISS_REENTRY = 0,	/* hit inside a handler or while stepping another probe */
+	OKP_MISS_DISABLED = 1,	/* the probe is disabled but shares its address with others */
+	OKP_MISS_FAULT = 2,	/* the instruction could not be emulated (unreadable memory) */
+	OKP_MISS_IPMODIFY = 3,	/* a redirect refused on a probe without IPMODIFY */
+	OKP_MISS_NR
+};
+
+#define OKP_REASON_MAX 160
+
+struct okp_kprobe {
+	/* --- as struct kprobe --- */
+	unsigned long nmissed;		/* all misses, whatever the cause */
+	okp_kprobe_opcode_t *addr;	/* probe address; set by okprobes from symbol_name */
+	const char *symbol_name;	/* or a symbol ("module:name" picks a module) ... */
+	unsigned int offset;		/* ... and an offset into it */
+	okp_kprobe_pre_handler_t pre_handler;
+	okp_kprobe_post_handler_t post_handler;
+	unsigned int flags;
+
+	/* --- okprobes additions, read-only for the user --- */
+	unsigned long nhit;			/* hits whose handlers ran */
+	unsigned long nmissed_by[OKP_MISS_NR];	/* nmissed split by cause */
+
+	/* --- private to okprobes --- */
+	void *okp_core;			/* the core's record while registered */
+	char okp_reason[OKP_REASON_MAX];	/* see okp_kprobe_reason() */
+};
+
+int okp_register_kprobe(struct okp_kprobe *p);
+void okp_unregister_kprobe(struct okp_kprobe *p);
+/* Registers num probes; on an error, unregisters the ones registered before it. */
+int okp_register_kprobes(struct okp_kprobe **kps, int num);
+void okp_unregister_kprobes(struct okp_kprobe **kps, int num);
+int okp_disable_kprobe(struct okp_kprobe *kp);
+int okp_enable_kprobe(struct okp_kprobe *kp);
+
+/*
+ * okprobes addition: why the last registration of p was refused, or why the registered probe
+ * is degraded (e.g. "not boosted: post_handler set", "module unloaded"). "" when there is
+ * nothing to say. Valid until p is registered again.
+ */
+const char *okp_kprobe_reason(const struct okp_kprobe *p);
+
+/*
+ * okprobes addition, instead of jprobes: argument n (0-based) of the probed function at
+ * its entry, by the calling convention (x86-64: rdi rsi rdx rcx r8 r9, then the stack).
+ */
+unsigned long okp_arg(struct pt_regs *regs, unsigned int n);
 
 /* The API version of the loaded okprobes.ko; a client compares it with OKP_API_VERSION. */
 unsigned int okp_api_version(void);

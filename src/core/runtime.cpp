@@ -2,6 +2,7 @@
 // The whole C++ runtime okprobes carries: a pure-virtual trap, and core init/exit.
 // No operator new/delete (see new.h), no exceptions, no RTTI, no static constructors (the
 // build fails on a .init_array section).
+#include "core/registry.h"
 #include "seam/okp_seam.h"
 
 extern "C" void __cxa_pure_virtual() {
@@ -9,6 +10,6 @@ extern "C" void __cxa_pure_virtual() {
   __builtin_trap();
 }
 
-extern "C" int okp_core_init(void) { return 0; }
+extern "C" int okp_core_init(void) { return okp::to_kernel_result(okp::registry().init()); }
 
-extern "C" void okp_core_exit(void) {}
+extern "C" void okp_core_exit(void) { okp::registry().exit(); }

@@ -27,6 +27,7 @@ extern "C" int okp_core_armed(void) { return okp::settings().armed(); }
 extern "C" int okp_core_set_armed(int armed) {
   if (armed != 0 && armed != 1) return okp::to_kernel_errno(okp::Errno::kInval);
   okp::settings().set_armed(armed);
+  if (okp::settings().armed_observer) okp::settings().armed_observer(armed);
   return 0;
 }
 

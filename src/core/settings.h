@@ -12,6 +12,9 @@ class Settings {
   // separate and survives a global disarm/re-arm.
   bool armed() const { return __atomic_load_n(&armed_, __ATOMIC_ACQUIRE); }
   void set_armed(bool v) { __atomic_store_n(&armed_, v, __ATOMIC_RELEASE); }
+  // Called (writer context, may sleep) after `armed` changed, so the probe table can patch
+  // text to match. Set once at core init; null in host tests that have no probe table.
+  void (*armed_observer)(bool armed) = nullptr;
   // Whether jump optimization may be used (sysctl debug.okprobes-optimization).
   bool optimization() const { return __atomic_load_n(&optimization_, __ATOMIC_ACQUIRE); }
   void set_optimization(bool v) { __atomic_store_n(&optimization_, v, __ATOMIC_RELEASE); }

@@ -20,6 +20,9 @@ constexpr T&& forward(typename RemoveReference<T>::Type& v) noexcept {
 
 using usize = __SIZE_TYPE__;
 using u8 = __UINT8_TYPE__;
+using u16 = __UINT16_TYPE__;
+using i32 = __INT32_TYPE__;
+using i64 = __INT64_TYPE__;
 using u32 = __UINT32_TYPE__;
 using u64 = __UINT64_TYPE__;
 using uptr = __UINTPTR_TYPE__;

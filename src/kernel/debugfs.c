@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/debug/okprobes/{list,enabled,blacklist}, root-only.
+ * /sys/kernel/debug/okprobes/{list,enabled,blacklist,refused}, root-only.
  *
- * list and blacklist are read through seq_file; their contents are produced by the probe
- * table and the blacklist (empty until those exist). enabled disarms/re-arms every probe
+ * list, blacklist and refused are read through seq_file; the core produces their lines. enabled disarms/re-arms every probe
  * without touching each probe's own disabled state; anything but 0/1 is -EINVAL.
  */
 #define pr_fmt(fmt) "okprobes: " fmt
@@ -17,19 +16,32 @@
 
 static struct dentry *okp_debugfs_dir;
 
+static void okp_emit_line(void *ctx, const char *line)
+{
+	seq_printf(ctx, "%s\n", line);
+}
+
 static int okp_list_show(struct seq_file *m, void *v)
 {
-	/* One line per probe (ADDR TYPE SYMBOL+OFFSET [MODULE] [flags] hits=N ...). */
+	okp_core_list_show(okp_emit_line, m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(okp_list);
 
 static int okp_blacklist_show(struct seq_file *m, void *v)
 {
-	/* One line per range: 0xSTART-0xEND\tSYMBOL\t[SOURCE]. */
+	okp_core_blacklist_show(okp_emit_line, m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(okp_blacklist);
+
+/* The last refusals: what was asked, the errno, and why (the probe may be gone by now). */
+static int okp_refused_show(struct seq_file *m, void *v)
+{
+	okp_core_refused_show(okp_emit_line, m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(okp_refused);
 
 static ssize_t okp_enabled_read(struct file *file, char __user *ubuf, size_t count, loff_t *ppos)
 {
@@ -77,6 +89,7 @@ int okp_debugfs_init(void)
 	debugfs_create_file("list", 0400, dir, NULL, &okp_list_fops);
 	debugfs_create_file("enabled", 0600, dir, NULL, &okp_enabled_fops);
 	debugfs_create_file("blacklist", 0400, dir, NULL, &okp_blacklist_fops);
+	debugfs_create_file("refused", 0400, dir, NULL, &okp_refused_fops);
 	okp_debugfs_dir = dir;
 	return 0;
 }

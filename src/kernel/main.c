@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * okprobes module init/exit: brings up the C++ core, then the admin interfaces. Exit tears
- * down in reverse, so no debugfs/sysctl reader can reach a core that is gone.
+ * okprobes module init/exit: finds the kernel internals it needs, brings up the C++ core and
+ * its blacklist, hooks module events and the breakpoint trap, then the admin interfaces.
+ * Exit tears down in reverse, so no reader or trap can reach a core that is gone.
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -25,14 +26,26 @@ static int __init okp_init(void)
 	ret = okp_arch_decoder_selfcheck();
 	if (ret)
 		return ret;
+	ret = okp_symbols_init();
+	if (ret)
+		return ret;
 	ret = okp_core_init();
 	if (ret) {
 		pr_err("core initialisation failed: %d\n", ret);
 		return ret;
 	}
-	ret = okp_debugfs_init();
+	ret = okp_blacklist_init();
 	if (ret)
 		goto err_core;
+	ret = okp_modules_init();
+	if (ret)
+		goto err_core;
+	ret = okp_trap_init();
+	if (ret)
+		goto err_modules;
+	ret = okp_debugfs_init();
+	if (ret)
+		goto err_trap;
 	ret = okp_sysctl_init();
 	if (ret)
 		goto err_debugfs;
@@ -41,6 +54,10 @@ static int __init okp_init(void)
 
 err_debugfs:
 	okp_debugfs_exit();
+err_trap:
+	okp_trap_exit();
+err_modules:
+	okp_modules_exit();
 err_core:
 	okp_core_exit();
 	return ret;
@@ -50,7 +67,10 @@ static void __exit okp_exit(void)
 {
 	okp_sysctl_exit();
 	okp_debugfs_exit();
+	/* No probe is left (clients hold a reference on us), so no trap can still be ours. */
 	okp_core_exit();
+	okp_trap_exit();
+	okp_modules_exit();
 	pr_info("unloaded\n");
 }
 

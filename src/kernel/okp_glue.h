@@ -1,9 +1,53 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Internal interfaces between the glue's files (module init, debugfs, sysctl). */
+/* Internal interfaces between the glue's files. */
 #ifndef OKP_GLUE_H
 #define OKP_GLUE_H
 
+#include <linux/types.h>
+
 #include "seam/okp_seam.h"
+
+struct module;
+struct bug_entry;
+struct exception_table_entry;
+
+/*
+ * Kernel internals okprobes uses, found in /proc/kallsyms at load (symbols.c). Each function
+ * was verified to be what its name says before it is stored; NULL means "not usable here".
+ */
+struct okp_ksyms {
+	int (*kallsyms_on_each_symbol)(int (*fn)(void *, const char *, struct module *,
+						 unsigned long), void *data);
+	int (*module_kallsyms_on_each_symbol)(int (*fn)(void *, const char *, struct module *,
+							unsigned long), void *data);
+	struct module *(*__module_text_address)(unsigned long addr);
+	int (*jump_label_text_reserved)(void *start, void *end);
+	int (*static_call_text_reserved)(void *start, void *end);
+	struct bug_entry *(*find_bug)(unsigned long bugaddr);
+	const struct exception_table_entry *(*search_exception_tables)(unsigned long addr);
+	unsigned long (*ftrace_location)(unsigned long ip);
+	void *(*text_poke)(void *addr, const void *opcode, size_t len);
+	void (*text_poke_sync)(void);
+	int (*alternatives_text_reserved)(void *start, void *end);
+	unsigned long text_mutex;
+	unsigned long _stext, _etext, _sinittext, _einittext;
+	unsigned long __kprobes_text_start, __kprobes_text_end;
+	unsigned long __entry_text_start, __entry_text_end;
+	unsigned long __irqentry_text_start, __irqentry_text_end;
+	unsigned long __softirqentry_text_start, __softirqentry_text_end;
+	unsigned long __noinstr_text_start, __noinstr_text_end;
+};
+extern struct okp_ksyms okp_ksyms;
+
+int okp_symbols_init(void);
+int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, size_t reason_len);
+
+int okp_blacklist_init(void);
+void okp_blacklist_module(struct module *mod);
+int okp_trap_init(void);
+void okp_trap_exit(void);
+int okp_modules_init(void);
+void okp_modules_exit(void);
 
 int okp_debugfs_init(void);
 void okp_debugfs_exit(void);

@@ -39,6 +39,77 @@ void okp_seam_log(enum okp_log_level level, const char *msg);
 /* An invariant of the core is broken: the glue WARNs once and the caller must fail safe. */
 void okp_seam_invariant_failed(const char *what, const char *file, int line);
 
+/* Reads len bytes of kernel memory at src without faulting (copy_from_kernel_nofault):
+ * 0 or -EFAULT. Safe on the probe-hit path. */
+int okp_seam_read_nofault(void *dst, okp_addr_t src, unsigned long len);
+
+/* printf-style formatting into buf (vsnprintf): for reasons that name addresses. */
+void okp_seam_format(char *buf, unsigned long len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* --- Probe registration support (process context, may sleep). --- */
+
+/* The one registration lock: serialises every writer of the probe table (see core/registry). */
+void okp_seam_registry_lock(void);
+void okp_seam_registry_unlock(void);
+/* Waits until no CPU is inside the trap path (RCU-sched) / no task can still be preempted
+ * inside a boosted slot (RCU-tasks, or RCU where the kernel has no preemption). */
+void okp_seam_synchronize_rcu(void);
+void okp_seam_synchronize_tasks(void);
+
+/* Where a probe may go, as the glue found it. */
+struct okp_text_info {
+	okp_addr_t func_start;		/* start of the containing symbol */
+	unsigned long func_size;	/* its size (0 if unknown) */
+	void *module;			/* struct module * owning the text, or NULL for vmlinux */
+	int module_init_text;		/* addr is in the module's __init text */
+	char symbol[128];		/* "name+0xoff" */
+	char module_name[56];		/* "" for vmlinux */
+};
+
+/*
+ * Resolves kp->symbol_name + offset or checks kp->addr, and describes the text there. The
+ * glue checks everything that needs the kernel: known text, ambiguity, blacklist, other
+ * patching users (jump label, static call, alternative, BUG table, exception table). On
+ * refusal returns -errno with reason filled.
+ */
+int okp_seam_locate(const char *symbol_name, okp_addr_t addr, unsigned int offset,
+		    okp_addr_t *resolved, struct okp_text_info *info, char *reason,
+		    unsigned long reason_len);
+/* Who else patches [addr, addr+len): "jump label", "static call", "alternative", "BUG/WARN
+ * site", "exception-table fixup"; NULL when nobody. */
+const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len);
+/* Pins/unpins the module owning probed text while we patch it. */
+int okp_seam_module_get(void *module);
+void okp_seam_module_put(void *module);
+
+/* Writes len bytes of kernel text at addr through the kernel's text patching (text_mutex held,
+ * cores synchronised after). expect: the bytes that must be there now (NULL: don't check).
+ * -EBUSY when the text changed under us. */
+int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
+			unsigned long len);
+/* The executable region slots live in (okprobes' own RX text, near the kernel). */
+okp_addr_t okp_seam_slot_area(unsigned long *size);
+
+/* Function entry through ftrace: the ftrace call site covering addr (0 if none). */
+okp_addr_t okp_seam_ftrace_site(okp_addr_t addr);
+int okp_seam_ftrace_arm(okp_addr_t site, int ipmodify);
+void okp_seam_ftrace_disarm(okp_addr_t site, int ipmodify);
+
+/* Per-CPU hit state the trap path keeps (see core/hit.cpp); plain storage owned by the glue. */
+#define OKP_CPU_STACK_DEPTH 6
+struct okp_cpu_frame {
+	void *site;
+	unsigned long saved_flags;
+	unsigned int kind;
+};
+struct okp_cpu_state {
+	unsigned int depth;
+	struct okp_cpu_frame frames[OKP_CPU_STACK_DEPTH];
+};
+/* Called with interrupts off (the trap path): this CPU's state. */
+struct okp_cpu_state *okp_seam_cpu_state(void);
+
 /* --- The register frame the core reads on a hit, mirrored from struct pt_regs. --- */
 
 #if defined(__x86_64__)
@@ -66,6 +137,12 @@ struct okp_regs {
 
 /* --- Provided by the core, called by the glue. Return 0 or a negative errno. --- */
 
+struct okp_kprobe;
+int okp_core_register_kprobe(struct okp_kprobe *kp);
+void okp_core_unregister_kprobe(struct okp_kprobe *kp);
+int okp_core_set_kprobe_disabled(struct okp_kprobe *kp, int disabled);
+void okp_core_refused_show(void (*emit)(void *ctx, const char *line), void *ctx);
+
 int okp_core_init(void);
 void okp_core_exit(void);
 /* Parses a 0/1 switch as written to debugfs/sysctl ("0", "1", optional newline). */
@@ -74,6 +151,23 @@ int okp_core_armed(void);
 int okp_core_set_armed(int armed);
 int okp_core_optimization(void);
 int okp_core_set_optimization(int enabled);
+/* The trap path: returns 1 when the breakpoint at regs was okprobes' (regs updated). */
+int okp_core_on_breakpoint(struct okp_regs *regs);
+/* The ftrace path: a function-entry site was reached; regs->ip == site. */
+void okp_core_on_ftrace(okp_addr_t site, struct okp_regs *regs, int ipmodify);
+/* Blacklist, fed by the glue at load and on module events. source is a static string. */
+int okp_core_blacklist_add(okp_addr_t start, okp_addr_t end, const char *symbol,
+			   const char *source, const void *owner);
+void okp_core_blacklist_remove_owner(const void *owner);
+/* 0xSTART-0xEND\tSYMBOL\t[SOURCE] lines, streamed to emit (debugfs). */
+void okp_core_blacklist_show(void (*emit)(void *ctx, const char *line), void *ctx);
+/* One line per probe, as debugfs list shows it. */
+void okp_core_list_show(void (*emit)(void *ctx, const char *line), void *ctx);
+/* A module is going away: its probes become [GONE] and never touch its text again. */
+void okp_core_module_going(const void *module);
+/* A module's init finished: probes on its __init text are killed. */
+void okp_core_module_live(const void *module);
+
 /* Self-check of the arch decoder at load; 0 or -errno with a log line saying why. */
 int okp_arch_decoder_selfcheck(void);
 

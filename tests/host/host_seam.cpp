@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "seam/okp_seam.h"
 
@@ -35,4 +36,12 @@ extern "C" void okp_seam_log(enum okp_log_level level, const char* msg) {
 extern "C" void okp_seam_invariant_failed(const char* what, const char* file, int line) {
   ++okp_host::seam_counters().invariant_failures;
   std::fprintf(stderr, "okprobes: invariant broken: %s (%s:%d)\n", what, file, line);
+}
+
+// Host memory is all readable except the null page, which stands in for an unmapped kernel
+// address so tests can reach the -EFAULT paths.
+extern "C" int okp_seam_read_nofault(void* dst, okp_addr_t src, unsigned long len) {
+  if (src < 4096) return -14;  // -EFAULT
+  std::memcpy(dst, reinterpret_cast<const void*>(src), len);
+  return 0;
 }

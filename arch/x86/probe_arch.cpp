@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "probe_arch.h"
+
+#include "arch/x86/decoder.h"
+
+namespace okp::arch {
+
+namespace {
+
+// endbr64, and the poison the kernel writes over sealed (never indirectly called) ones.
+bool same(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+// An int3 right after ret/jmp is straight-line-speculation padding (CONFIG_SLS), not a
+// breakpoint: the decode may walk over it.
+bool ends_flow(const char* mnemonic) { return same(mnemonic, "ret") || same(mnemonic, "jmp"); }
+
+bool is_landing_pad(const u8* b) {
+  return (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) ||
+         (b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x40 && b[3] == 0xd6);
+}
+
+}  // namespace
+
+okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start) {
+  u8 bytes[4];
+  if (addr != func_start || okp_seam_read_nofault(bytes, addr, sizeof(bytes))) return addr;
+  return is_landing_pad(bytes) ? addr + 4 : addr;
+}
+
+ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
+                             okp_addr_t slot, RecoverFn recover, char* reason,
+                             usize reason_len) {
+  // Walk instruction by instruction from the function's start; a window of bytes is read
+  // ahead so each decode sees a whole instruction.
+  constexpr usize kWindow = 64;
+  u8 window[kWindow];
+  okp_addr_t pos = func_start, previous = func_start;
+  const char* previous_mnemonic = "";
+  okp_addr_t func_end = func_size ? func_start + func_size : addr + x86::kMaxInsnLength;
+  while (pos < addr) {
+    usize avail = func_end - pos < kWindow ? func_end - pos : kWindow;
+    if (okp_seam_read_nofault(window, pos, avail)) {
+      okp_seam_format(reason, reason_len, "cannot read the text at %#lx", pos);
+      return Error(Errno::kFault, "unreadable text");
+    }
+    recover(pos, window, avail);
+    auto insn = x86::decode(window, avail);
+    if (insn.is_error()) {
+      okp_seam_format(reason, reason_len,
+                      "cannot decode the function from its start: bytes at +%#lx are not an "
+                      "instruction", pos - func_start);
+      return Error(Errno::kIlSeq, "undecodable function");
+    }
+    if (window[0] == x86::kInt3 && !ends_flow(previous_mnemonic)) {
+      // Someone else's breakpoint hides the original instruction: boundaries after it are
+      // unknowable, as for kprobes.
+      okp_seam_format(reason, reason_len,
+                      "an int3 at +%#lx (another tool's breakpoint) hides the instructions "
+                      "before the probe", pos - func_start);
+      return Error(Errno::kBusy, "foreign breakpoint before the probe");
+    }
+    previous = pos;
+    if (window[0] != x86::kInt3) previous_mnemonic = insn.value().mnemonic;
+    pos += insn.value().length;
+  }
+  if (pos != addr) {
+    okp_seam_format(reason, reason_len,
+                    "+%#lx is not an instruction boundary: the nearest are +%#lx and +%#lx",
+                    addr - func_start, previous - func_start, pos - func_start);
+    return Error(Errno::kIlSeq, "not an instruction boundary");
+  }
+  u8 bytes[x86::kMaxInsnLength];
+  usize avail = func_end - addr < sizeof(bytes) ? func_end - addr : sizeof(bytes);
+  if (okp_seam_read_nofault(bytes, addr, avail)) {
+    okp_seam_format(reason, reason_len, "cannot read the text at %#lx", addr);
+    return Error(Errno::kFault, "unreadable text");
+  }
+  recover(addr, bytes, avail);
+  auto plan = x86::plan_insn(addr, bytes, avail, slot);
+  if (plan.is_error()) {
+    auto d = x86::decode(bytes, avail);
+    okp_seam_format(reason, reason_len, "%s (instruction '%s')", plan.error().reason(),
+                    d.is_error() ? "?" : d.value().mnemonic);
+  }
+  return plan;
+}
+
+}  // namespace okp::arch

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0
+// The arch traits the core's probe table and trap path use, for x86-64. Every arch provides
+// this same small interface in arch/<arch>/probe_arch.h; the core includes "probe_arch.h" and
+// the build puts the right directory on the include path.
+#pragma once
+
+#include "arch/x86/insn_plan.h"
+#include "core/error_or.h"
+#include "seam/okp_seam.h"
+
+namespace okp::arch {
+
+using Plan = x86::InsnPlan;
+constexpr usize kSlotSize = x86::kSlotSize;
+constexpr usize kMaxInsnLength = 15;
+constexpr usize kBreakpointSize = 1;
+constexpr u8 kBreakpoint[kBreakpointSize] = {x86::kInt3};
+constexpr unsigned long kInterruptFlag = 0x200;
+// `call __fentry__` (or its nop) at function entry: the ftrace call site.
+constexpr usize kFtraceCallSize = 5;
+
+inline okp_addr_t instruction_pointer(const okp_regs* regs) { return regs->ip; }
+inline void set_instruction_pointer(okp_regs* regs, okp_addr_t ip) { regs->ip = ip; }
+
+// The probe address a breakpoint trap reports (the trap leaves ip after the int3).
+inline okp_addr_t breakpoint_address(const okp_regs* regs) { return regs->ip - kBreakpointSize; }
+
+// A probe asked at a function's first byte goes after its ENDBR64 landing pad (as kprobes
+// does): the pad must stay, or indirect calls to the function #CP under IBT.
+okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start);
+
+// Puts back the original bytes of okprobes' own breakpoints within [start, start+n).
+using RecoverFn = void (*)(okp_addr_t start, u8* bytes, usize n);
+
+// Proves addr is an instruction boundary by decoding from func_start, then plans how the
+// instruction runs under a breakpoint. reason gets a formatted explanation on error.
+ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
+                             okp_addr_t slot, RecoverFn recover, char* reason,
+                             usize reason_len);
+
+inline bool needs_slot(const Plan& plan) { return plan.emulation == x86::Emulation::kNone; }
+inline bool boostable(const Plan& plan) { return plan.boostable; }
+inline usize insn_length(const Plan& plan) { return plan.length; }
+inline const char* mnemonic(const Plan& plan) { return plan.mnemonic; }
+
+inline void build_slot(const Plan& plan, okp_addr_t addr, const u8* original, okp_addr_t slot,
+                       bool boost, u8 (&image)[kSlotSize]) {
+  x86::build_slot(plan, addr, original, slot, boost, image);
+}
+
+// Sends the CPU into the slot with interrupts off, so nothing can migrate or interleave
+// between this trap and the one ending the slot (NMIs aside, which nest cleanly).
+inline void begin_step(okp_regs* regs, okp_addr_t slot, unsigned long* saved_flags) {
+  *saved_flags = regs->flags & kInterruptFlag;
+  regs->flags &= ~kInterruptFlag;
+  regs->ip = slot;
+}
+inline bool is_step_exit(const Plan& plan, okp_addr_t slot, okp_addr_t bp) {
+  return bp == slot + plan.length;
+}
+inline void end_step(const Plan& plan, okp_addr_t addr, okp_regs* regs, unsigned long saved_flags) {
+  x86::resume_after_step(plan, addr, regs);
+  regs->flags |= saved_flags;
+}
+// Leaves the frame as the trap delivered it (after the breakpoint).
+inline void restore_trap_ip(okp_regs* regs, okp_addr_t addr) { regs->ip = addr + kBreakpointSize; }
+inline void enter_boosted(okp_regs* regs, okp_addr_t slot) { regs->ip = slot; }
+inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) {
+  return x86::emulate(plan, addr, regs);
+}
+
+// The kprobes convention for a function-entry probe served by ftrace: handlers see ip as if
+// the breakpoint had trapped (pre) and as if the call site had run (post).
+inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site + kBreakpointSize; }
+inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + kFtraceCallSize; }
+
+}  // namespace okp::arch

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The okprobes counterpart of the kernel's samples/kprobes/kprobe_example.c: a probe on a
+ * symbol given as a module parameter (default kernel_clone, which every busybox command that
+ * forks reaches), printing registers on hits, rate-limited so a busy path cannot flood the
+ * console. Load with `insmod okprobe_example.ko symbol=do_sys_openat2 offset=0x4`.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/ratelimit.h>
+#include <okprobes/okprobes.h>
+
+static char symbol[KSYM_NAME_LEN] = "kernel_clone";
+module_param_string(symbol, symbol, KSYM_NAME_LEN, 0444);
+static unsigned int offset;
+module_param(offset, uint, 0444);
+
+static struct okp_kprobe kp = {
+	.symbol_name = symbol,
+};
+
+static DEFINE_RATELIMIT_STATE(okp_example_rs, HZ, 5);
+
+static int handler_pre(struct okp_kprobe *p, struct pt_regs *regs)
+{
+	if (__ratelimit(&okp_example_rs))
+		pr_info("<%s+%#x> pre: ip=%lx flags=%lx arg0=%lx\n", p->symbol_name, p->offset,
+			instruction_pointer(regs), regs->flags, okp_arg(regs, 0));
+	return 0;
+}
+
+static void handler_post(struct okp_kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	if (__ratelimit(&okp_example_rs))
+		pr_info("<%s+%#x> post: ip=%lx flags=%lx\n", p->symbol_name, p->offset,
+			instruction_pointer(regs), regs->flags);
+}
+
+static int __init okprobe_example_init(void)
+{
+	int ret;
+
+	kp.offset = offset;
+	kp.pre_handler = handler_pre;
+	kp.post_handler = handler_post;
+	ret = okp_register_kprobe(&kp);
+	if (ret < 0) {
+		pr_err("okp_register_kprobe failed, returned %d: %s\n", ret, okp_kprobe_reason(&kp));
+		return ret;
+	}
+	pr_info("planted okprobe at %pS (%px)\n", kp.addr, kp.addr);
+	return 0;
+}
+
+static void __exit okprobe_example_exit(void)
+{
+	okp_unregister_kprobe(&kp);
+	pr_info("okprobe at %pS unregistered after %lu hits, %lu missed\n", kp.addr, kp.nhit,
+		kp.nmissed);
+}
+
+module_init(okprobe_example_init);
+module_exit(okprobe_example_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobes sample: the kprobe_example counterpart");

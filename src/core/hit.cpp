@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+// The hit path: what runs when a probed instruction is reached, through the breakpoint trap
+// or through ftrace. It takes no lock, allocates nothing and never sleeps; it reads the probe
+// table under the RCU protection the trap context gives (see registry.h).
+//
+// Per-CPU frames (okp_seam_cpu_state) record what this CPU is doing for okprobes: running
+// handlers of a site, or single-stepping its slot. A hit while a frame is open is a re-entry:
+// no handler runs, the instruction still executes, and a miss is counted. Frames nest only
+// through NMIs (handlers and steps run with interrupts off), so they are strictly LIFO.
+#include <okprobes/okprobes.h>
+
+#include "core/registry.h"
+
+namespace okp {
+
+namespace {
+
+enum FrameKind : unsigned int {
+  kHandlers = 1,       // pre/post handlers are running
+  kStepping = 2,       // the slot is executing, its trap will come back to us
+  kReentryStep = 3,    // stepping on behalf of a re-entered hit: no post handler
+};
+
+void count_miss(okp_kprobe* kp, okp_miss_cause cause) {
+  __atomic_fetch_add(&kp->nmissed, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&kp->nmissed_by[cause], 1, __ATOMIC_RELAXED);
+}
+
+bool disabled(const okp_kprobe* kp) {
+  return __atomic_load_n(&kp->flags, __ATOMIC_RELAXED) & OKP_KPROBE_FLAG_DISABLED;
+}
+
+ProbeRecord* first_probe(const Site& s) { return __atomic_load_n(&s.probes, __ATOMIC_ACQUIRE); }
+ProbeRecord* next_probe(const ProbeRecord& r) {
+  return __atomic_load_n(&r.next_at_site, __ATOMIC_ACQUIRE);
+}
+
+void miss_all(const Site& s, okp_miss_cause cause) {
+  for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) count_miss(r->kp, cause);
+}
+
+// Runs the pre handlers in registration order. True when one of them redirected execution
+// (returned non-zero): as in kprobes, later handlers and the instruction are skipped.
+bool run_pre_handlers(const Site& s, okp_regs* regs) {
+  auto* pt = reinterpret_cast<pt_regs*>(regs);
+  for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) {
+    okp_kprobe* kp = r->kp;
+    if (disabled(kp)) {
+      count_miss(kp, OKP_MISS_DISABLED);
+      continue;
+    }
+    __atomic_fetch_add(&kp->nhit, 1, __ATOMIC_RELAXED);
+    if (kp->pre_handler && kp->pre_handler(kp, pt)) return true;
+  }
+  return false;
+}
+
+void run_post_handlers(const Site& s, okp_regs* regs) {
+  auto* pt = reinterpret_cast<pt_regs*>(regs);
+  for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) {
+    okp_kprobe* kp = r->kp;
+    if (kp->post_handler && !disabled(kp)) kp->post_handler(kp, pt, 0);
+  }
+}
+
+okp_cpu_frame* push(okp_cpu_state* cpu, const Site* s, unsigned int kind) {
+  if (cpu->depth >= OKP_CPU_STACK_DEPTH) return nullptr;
+  okp_cpu_frame* f = &cpu->frames[cpu->depth++];
+  f->site = const_cast<Site*>(s);
+  f->kind = kind;
+  f->saved_flags = 0;
+  return f;
+}
+
+void pop(okp_cpu_state* cpu) { --cpu->depth; }
+
+// The slot's own trap: the copied instruction ran; resume after the original.
+bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* regs) {
+  if (!cpu->depth) return false;
+  okp_cpu_frame* top = &cpu->frames[cpu->depth - 1];
+  if (top->kind != kStepping && top->kind != kReentryStep) return false;
+  auto* s = static_cast<const Site*>(top->site);
+  if (!arch::is_step_exit(s->plan, s->step_slot, bp)) return false;
+  arch::end_step(s->plan, s->addr, regs, top->saved_flags);
+  if (top->kind == kStepping) {
+    top->kind = kHandlers;
+    run_post_handlers(*s, regs);
+  }
+  pop(cpu);
+  return true;
+}
+
+}  // namespace
+
+}  // namespace okp
+
+using namespace okp;
+
+extern "C" int okp_core_on_breakpoint(struct okp_regs* regs) {
+  okp_cpu_state* cpu = okp_seam_cpu_state();
+  okp_addr_t bp = arch::breakpoint_address(regs);
+  if (finish_step(cpu, bp, regs)) return 1;
+
+  const Site* s = registry().find(bp);
+  if (!s) return 0;  // not ours: kgdb's, or the kernel's kprobes'
+
+  bool reentry = cpu->depth > 0;
+  okp_cpu_frame* frame = push(cpu, s, kHandlers);
+  if (!frame) {
+    okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
+    return 0;
+  }
+  if (reentry) {
+    miss_all(*s, OKP_MISS_REENTRY);
+  } else if (run_pre_handlers(*s, regs)) {
+    pop(cpu);
+    return 1;
+  }
+
+  if (!arch::needs_slot(s->plan)) {
+    if (arch::emulate(s->plan, s->addr, regs).is_error()) {
+      // The original instruction would have faulted the same way: let the kernel report it.
+      miss_all(*s, OKP_MISS_FAULT);
+      arch::restore_trap_ip(regs, s->addr);
+      pop(cpu);
+      return 0;
+    }
+    if (!reentry) run_post_handlers(*s, regs);
+    pop(cpu);
+    return 1;
+  }
+  if (__atomic_load_n(&s->boost, __ATOMIC_ACQUIRE) || (reentry && s->boost_slot)) {
+    pop(cpu);
+    arch::enter_boosted(regs, s->boost_slot);
+    return 1;
+  }
+  frame->kind = reentry ? kReentryStep : kStepping;
+  arch::begin_step(regs, s->step_slot, &frame->saved_flags);
+  return 1;
+}
+
+extern "C" void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, int ipmodify) {
+  const Site* s = registry().find(site_addr);
+  if (!s || !s->ftrace || s->ipmodify != !!ipmodify) return;
+  okp_cpu_state* cpu = okp_seam_cpu_state();
+  if (cpu->depth > 0) {
+    miss_all(*s, OKP_MISS_REENTRY);
+    return;
+  }
+  if (!push(cpu, s, kHandlers)) return;
+  okp_addr_t orig_ip = arch::instruction_pointer(regs);
+  arch::set_instruction_pointer(regs, arch::ftrace_pre_ip(site_addr));
+  if (run_pre_handlers(*s, regs)) {
+    if (!ipmodify) {
+      // Without IPMODIFY the redirect is not ours to make (livepatch may own it).
+      arch::set_instruction_pointer(regs, orig_ip);
+      miss_all(*s, OKP_MISS_IPMODIFY);
+    }
+    pop(cpu);
+    return;
+  }
+  arch::set_instruction_pointer(regs, arch::ftrace_post_ip(site_addr));
+  run_post_handlers(*s, regs);
+  arch::set_instruction_pointer(regs, orig_ip);
+  pop(cpu);
+}

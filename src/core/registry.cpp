@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-2.0
+// Registration, aggregation, arming and removal of probes (see registry.h for the locking).
+#include "core/registry.h"
+
+#include "core/new.h"
+#include "core/settings.h"
+#include "core/string.h"
+
+namespace okp {
+
+namespace {
+
+constinit Registry g_registry;
+
+// RAII holder of the registry lock, as Zircon's Guard<Mutex>.
+class [[nodiscard]] RegistryGuard {
+ public:
+  RegistryGuard() { okp_seam_registry_lock(); }
+  ~RegistryGuard() { okp_seam_registry_unlock(); }
+  RegistryGuard(const RegistryGuard&) = delete;
+  RegistryGuard& operator=(const RegistryGuard&) = delete;
+};
+
+bool disabled(const okp_kprobe* kp) {
+  return __atomic_load_n(&kp->flags, __ATOMIC_RELAXED) & OKP_KPROBE_FLAG_DISABLED;
+}
+
+void set_flag(okp_kprobe* kp, unsigned int flag, bool on) {
+  unsigned int f = __atomic_load_n(&kp->flags, __ATOMIC_RELAXED);
+  __atomic_store_n(&kp->flags, on ? (f | flag) : (f & ~flag), __ATOMIC_RELAXED);
+}
+
+void set_reason(okp_kprobe* kp, const char* text) { copy_string(kp->okp_reason, OKP_REASON_MAX, text); }
+
+// What a refusal/log line calls the probe: "symbol+0x4" or "0xffff...".
+void describe(const okp_kprobe* kp, char* buf, usize len) {
+  if (kp->symbol_name)
+    okp_seam_format(buf, len, "%s+%#x", kp->symbol_name, kp->offset);
+  else
+    okp_seam_format(buf, len, "%#lx+%#x", reinterpret_cast<okp_addr_t>(kp->addr), kp->offset);
+}
+
+void recover_trampoline(okp_addr_t start, u8* bytes, usize n) {
+  g_registry.recover_original(start, bytes, n);
+}
+
+}  // namespace
+
+Registry& registry() { return g_registry; }
+
+ErrorOr<void> Registry::init() {
+  unsigned long size = 0;
+  okp_addr_t base = okp_seam_slot_area(&size);
+  if (!base || size < arch::kSlotSize) return Error(Errno::kNoMem, "no slot area");
+  slots_.init(base, size);
+  settings().armed_observer = [](bool armed) { registry().set_armed(armed); };
+  return {};
+}
+
+void Registry::exit() {
+  // Clients hold references to okprobes while they have probes, so nothing is registered
+  // here; anything left is a client bug we clean up after rather than leave armed.
+  RegistryGuard guard;
+  settings().armed_observer = nullptr;
+  while (registered_) {
+    ProbeRecord* rec = registered_;
+    okp_seam_log(OKP_LOG_WARNING, "a probe was still registered at unload: removing it");
+    unregister_probe(rec->kp);
+  }
+  blacklist_.clear();
+}
+
+ProbeRecord* Registry::find_record(const okp_kprobe* kp) const {
+  for (ProbeRecord* r = registered_; r; r = r->next_registered)
+    if (r->kp == kp) return r;
+  return nullptr;
+}
+
+void Registry::recover_original(okp_addr_t start, u8* bytes, usize n) const {
+  table_.for_each([&](const Site& s) {
+    if (s.ftrace || s.gone || !s.armed) return;
+    for (usize i = 0; i < arch::kBreakpointSize; ++i) {
+      okp_addr_t a = s.addr + i;
+      if (a >= start && a < start + n) bytes[a - start] = s.original[i];
+    }
+  });
+}
+
+void Registry::note_refusal(const okp_kprobe* kp, int err) {
+  Refusal& r = refusals_[next_refusal_++ % kRefusals];
+  r.err = err;
+  if (kp) describe(kp, r.what, sizeof(r.what)); else copy_string(r.what, sizeof(r.what), "NULL");
+  copy_string(r.reason, sizeof(r.reason), kp ? kp->okp_reason : "NULL probe");
+}
+
+int Registry::register_probe(okp_kprobe* kp) {
+  if (!kp) {
+    okp_seam_log(OKP_LOG_ERR, "register: NULL probe (-EINVAL)");
+    RegistryGuard guard;
+    note_refusal(nullptr, to_kernel_errno(Errno::kInval));
+    return to_kernel_errno(Errno::kInval);
+  }
+  RegistryGuard guard;
+  char reason[OKP_REASON_MAX];
+  reason[0] = '\0';
+  auto result = do_register(kp, reason, sizeof(reason));
+  if (!result.is_error()) return 0;
+  if (result.error().code() == Errno::kExist) return result.error().kernel_errno();  // keep it
+  if (!reason[0]) copy_string(reason, sizeof(reason), result.error().reason());
+  set_reason(kp, reason);
+  char what[64], line[OKP_REASON_MAX + 96];
+  describe(kp, what, sizeof(what));
+  okp_seam_format(line, sizeof(line), "refused probe at %s: %s (%d)", what, reason,
+                  result.error().kernel_errno());
+  okp_seam_log(OKP_LOG_ERR, line);
+  note_refusal(kp, result.error().kernel_errno());
+  return result.error().kernel_errno();
+}
+
+ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_len) {
+  if (find_record(kp)) {
+    char what[64], line[128];
+    describe(kp, what, sizeof(what));
+    okp_seam_format(line, sizeof(line), "refused probe at %s: this okp_kprobe is already registered (-EEXIST)", what);
+    okp_seam_log(OKP_LOG_ERR, line);
+    note_refusal(kp, to_kernel_errno(Errno::kExist));
+    return Error(Errno::kExist, "already registered");
+  }
+  // A struct reused after unregister starts clean.
+  kp->okp_core = nullptr;
+  kp->okp_reason[0] = '\0';
+  kp->nmissed = 0;
+  kp->nhit = 0;
+  for (auto& m : kp->nmissed_by) m = 0;
+  kp->flags &= OKP_KPROBE_FLAG_DISABLED | OKP_KPROBE_FLAG_IPMODIFY;
+
+  if (kp->symbol_name && kp->addr)
+    return Error(Errno::kInval, "both symbol_name and addr are set: give one");
+  if (!kp->symbol_name && !kp->addr)
+    return Error(Errno::kInval, "neither symbol_name nor addr is set");
+
+  okp_addr_t addr = 0;
+  okp_text_info info = {};
+  int err = okp_seam_locate(kp->symbol_name, reinterpret_cast<okp_addr_t>(kp->addr), kp->offset,
+                            &addr, &info, reason, reason_len);
+  if (err) return Error(static_cast<Errno>(-err), "cannot locate the probe address");
+  addr = arch::skip_landing_pad(addr, info.func_start);
+
+  if (const BlacklistEntry* b = blacklist_.find(addr, 1)) {
+    okp_seam_format(reason, reason_len, "%#lx is blacklisted: %s [%s]", addr, b->symbol, b->source);
+    return Error(Errno::kInval, "blacklisted");
+  }
+
+  Site* site = table_.find(addr);
+  if (site) {
+    if (site->ftrace && site->ipmodify != !!(kp->flags & OKP_KPROBE_FLAG_IPMODIFY)) {
+      okp_seam_format(reason, reason_len,
+                      "the ftrace site is already probed %s IPMODIFY; register with the same "
+                      "OKP_KPROBE_FLAG_IPMODIFY", site->ipmodify ? "with" : "without");
+      return Error(Errno::kBusy, "ftrace IPMODIFY mismatch");
+    }
+  } else {
+    site = OKP_TRY(create_site(addr, info, kp, reason, reason_len));
+  }
+
+  auto* rec = make<ProbeRecord>(Gfp::kKernel);
+  if (!rec) {
+    if (!site->probes) release_site(*site, true);
+    return Error(Errno::kNoMem, "out of memory");
+  }
+  rec->kp = kp;
+  rec->site = site;
+  // Append: handlers run in registration order. Publish after the record is complete.
+  ProbeRecord** tail = &site->probes;
+  while (*tail) tail = &(*tail)->next_at_site;
+  __atomic_store_n(tail, rec, __ATOMIC_RELEASE);
+  ProbeRecord** rtail = &registered_;
+  while (*rtail) rtail = &(*rtail)->next_registered;
+  *rtail = rec;
+
+  kp->okp_core = rec;
+  kp->addr = reinterpret_cast<okp_kprobe_opcode_t*>(addr);
+  if (site->ftrace) kp->flags |= OKP_KPROBE_FLAG_FTRACE;
+  update_site(*site);
+  if (site->armed || disabled(kp) || !settings().armed()) {
+    if (!site->ftrace && arch::needs_slot(site->plan) && arch::boostable(site->plan) && kp->post_handler)
+      set_reason(kp, "not boosted: a post_handler needs the trap after the instruction");
+    else if (!site->ftrace && arch::needs_slot(site->plan) && !arch::boostable(site->plan))
+      okp_seam_format(kp->okp_reason, OKP_REASON_MAX, "not boosted: '%s' must be single-stepped",
+                      arch::mnemonic(site->plan));
+    return {};
+  }
+  // Arming failed: undo.
+  okp_seam_format(reason, reason_len, "could not patch the text at %#lx", addr);
+  unregister_probe(kp);  // the member expects the lock held, as here
+  return Error(Errno::kBusy, "arming failed");
+}
+
+ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp,
+                                     char* reason, usize reason_len) {
+  auto* site = make<Site>(Gfp::kKernel);
+  if (!site) return Error(Errno::kNoMem, "out of memory");
+  site->addr = addr;
+  site->module = info.module;
+  site->init_text = info.module_init_text;
+  site->offset = addr - info.func_start;
+  copy_string(site->symbol, sizeof(site->symbol), info.symbol);
+  copy_string(site->module_name, sizeof(site->module_name), info.module_name);
+
+  okp_addr_t ftrace_site = okp_seam_ftrace_site(addr);
+  if (ftrace_site && addr != ftrace_site) {
+    okp_seam_format(reason, reason_len,
+                    "+%#lx is inside the ftrace call at +%#lx: probe +%#lx instead",
+                    addr - info.func_start, ftrace_site - info.func_start,
+                    ftrace_site - info.func_start);
+    destroy(site);
+    return Error(Errno::kIlSeq, "inside the ftrace call site");
+  }
+  if (ftrace_site) {
+    site->ftrace = true;
+    site->ipmodify = kp->flags & OKP_KPROBE_FLAG_IPMODIFY;
+    table_.insert(*site);
+    return site;
+  }
+
+  site->step_slot = slots_.allocate();
+  if (!site->step_slot) {
+    destroy(site);
+    okp_seam_format(reason, reason_len, "all %lu out-of-line slots are in use",
+                    static_cast<unsigned long>(slots_.capacity()));
+    return Error(Errno::kNoMem, "no free slot");
+  }
+  auto plan = arch::check_and_plan(addr, info.func_start, info.func_size, site->step_slot,
+                                   recover_trampoline, reason, reason_len);
+  if (plan.is_error()) {
+    release_site(*site, false);
+    return plan.release_error();
+  }
+  site->plan = plan.release_value();
+  usize len = arch::insn_length(site->plan);
+  if (const char* owner = okp_seam_text_owner(addr, len)) {
+    okp_seam_format(reason, reason_len, "the instruction at %#lx belongs to a %s", addr, owner);
+    release_site(*site, false);
+    return Error(Errno::kBusy, "another patching user owns the text");
+  }
+  if (const BlacklistEntry* b = blacklist_.find(addr, len)) {
+    okp_seam_format(reason, reason_len, "the instruction at %#lx overlaps blacklisted %s [%s]",
+                    addr, b->symbol, b->source);
+    release_site(*site, false);
+    return Error(Errno::kInval, "blacklisted");
+  }
+  if (okp_seam_read_nofault(site->original, addr, sizeof(site->original))) {
+    release_site(*site, false);
+    return Error(Errno::kFault, "unreadable text");
+  }
+  if (!arch::needs_slot(site->plan)) {
+    slots_.release(site->step_slot);
+    site->step_slot = 0;
+  } else {
+    u8 original[arch::kMaxInsnLength] = {};
+    okp_seam_read_nofault(original, addr, len);
+    recover_original(addr, original, len);
+    u8 image[arch::kSlotSize];
+    arch::build_slot(site->plan, addr, original, site->step_slot, false, image);
+    int err = okp_seam_patch_text(site->step_slot, image, nullptr, sizeof(image));
+    if (!err && arch::boostable(site->plan)) {
+      site->boost_slot = slots_.allocate();
+      if (site->boost_slot) {
+        // The displacement fix-up is per slot; check the second slot is in reach too.
+        auto again = arch::check_and_plan(addr, info.func_start, info.func_size, site->boost_slot,
+                                          recover_trampoline, reason, reason_len);
+        if (again.is_error() || !arch::boostable(again.value())) {
+          slots_.release(site->boost_slot);
+          site->boost_slot = 0;
+          reason[0] = '\0';
+        } else {
+          arch::build_slot(site->plan, addr, original, site->boost_slot, true, image);
+          err = okp_seam_patch_text(site->boost_slot, image, nullptr, sizeof(image));
+        }
+      }
+    }
+    if (err) {
+      release_site(*site, false);
+      return Error(Errno::kFault, "cannot write the out-of-line slot");
+    }
+  }
+  table_.insert(*site);
+  return site;
+}
+
+ErrorOr<void> Registry::arm(Site& site) {
+  if (site.armed || site.gone) return {};
+  if (site.module && okp_seam_module_get(site.module))
+    return Error(Errno::kNoEnt, "module is going away");
+  int err;
+  if (site.ftrace)
+    err = okp_seam_ftrace_arm(site.addr, site.ipmodify);
+  else
+    err = okp_seam_patch_text(site.addr, arch::kBreakpoint, site.original, arch::kBreakpointSize);
+  if (site.module) okp_seam_module_put(site.module);
+  if (err) return Error(static_cast<Errno>(-err), "patching failed");
+  site.armed = true;
+  return {};
+}
+
+void Registry::disarm(Site& site) {
+  if (!site.armed || site.gone) return;
+  // Hold the module while patching its text, or it may be freed under us.
+  if (site.module && okp_seam_module_get(site.module)) {
+    site.armed = false;  // going: the module notifier will mark it gone
+    return;
+  }
+  if (site.ftrace)
+    okp_seam_ftrace_disarm(site.addr, site.ipmodify);
+  else if (okp_seam_patch_text(site.addr, site.original, arch::kBreakpoint, arch::kBreakpointSize))
+    okp_seam_invariant_failed("our breakpoint was overwritten by someone else", __FILE__, __LINE__);
+  if (site.module) okp_seam_module_put(site.module);
+  site.armed = false;
+}
+
+void Registry::update_site(Site& site) {
+  bool any_enabled = false, any_post = false;
+  for (ProbeRecord* r = site.probes; r; r = r->next_at_site) {
+    if (!disabled(r->kp)) any_enabled = true;
+    if (r->kp->post_handler) any_post = true;
+  }
+  __atomic_store_n(&site.boost, site.boost_slot && !any_post, __ATOMIC_RELEASE);
+  bool want = any_enabled && settings().armed() && !site.gone;
+  if (want && !site.armed) {
+    auto r = arm(site);
+    if (r.is_error()) {
+      char line[160];
+      okp_seam_format(line, sizeof(line), "cannot arm the probe at %s+%#lx: %s", site.symbol,
+                      site.offset, r.error().reason());
+      okp_seam_log(OKP_LOG_ERR, line);
+    }
+  } else if (!want && site.armed) {
+    disarm(site);
+  }
+}
+
+void Registry::release_site(Site& site, bool wait) {
+  if (wait) {
+    okp_seam_synchronize_rcu();
+    if (site.boost_slot) okp_seam_synchronize_tasks();
+  }
+  slots_.release(site.step_slot);
+  slots_.release(site.boost_slot);
+  destroy(&site);
+}
+
+void Registry::unregister_probe(okp_kprobe* kp) {
+  if (!kp) return;
+  ProbeRecord* rec = find_record(kp);
+  if (!rec) {
+    char what[64], line[128];
+    describe(kp, what, sizeof(what));
+    okp_seam_format(line, sizeof(line), "unregister: the probe at %s is not registered", what);
+    okp_seam_log(OKP_LOG_WARNING, line);
+    return;
+  }
+  Site& site = *rec->site;
+  // Unlink from the aggregate; the record keeps its next link for readers standing on it.
+  for (ProbeRecord** pp = &site.probes; *pp; pp = &(*pp)->next_at_site) {
+    if (*pp == rec) {
+      __atomic_store_n(pp, rec->next_at_site, __ATOMIC_RELEASE);
+      break;
+    }
+  }
+  for (ProbeRecord** pp = &registered_; *pp; pp = &(*pp)->next_registered) {
+    if (*pp == rec) {
+      *pp = rec->next_registered;
+      break;
+    }
+  }
+  bool last = site.probes == nullptr;
+  if (last) {
+    disarm(site);
+    if (!site.gone) table_.remove(site);
+  } else {
+    update_site(site);
+  }
+  // No CPU may still be running this probe's handlers when the caller frees it.
+  okp_seam_synchronize_rcu();
+  if (last) release_site(site, !site.gone && site.boost_slot);
+  destroy(rec);
+  kp->okp_core = nullptr;
+}
+
+int Registry::set_probe_disabled(okp_kprobe* kp, bool off) {
+  ProbeRecord* rec = kp ? find_record(kp) : nullptr;
+  if (!rec) return to_kernel_errno(Errno::kInval);
+  if (kp->flags & OKP_KPROBE_FLAG_GONE) return to_kernel_errno(Errno::kInval);
+  set_flag(kp, OKP_KPROBE_FLAG_DISABLED, off);
+  update_site(*rec->site);
+  if (!off && !rec->site->armed && settings().armed()) return to_kernel_errno(Errno::kBusy);
+  return 0;
+}
+
+void Registry::set_armed(bool) {
+  RegistryGuard guard;
+  table_.for_each([&](Site& s) { update_site(s); });
+}
+
+void Registry::module_going(const void* module) {
+  RegistryGuard guard;
+  bool any = false;
+  for (ProbeRecord* r = registered_; r; r = r->next_registered) {
+    Site& s = *r->site;
+    if (s.module != module || s.gone) continue;
+    // The text is about to be freed: forget it without patching it back.
+    s.gone = true;
+    s.armed = false;
+    table_.remove(s);
+    any = true;
+  }
+  for (ProbeRecord* r = registered_; r; r = r->next_registered) {
+    if (r->site->module != module) continue;
+    r->kp->flags |= OKP_KPROBE_FLAG_GONE;
+    okp_seam_format(r->kp->okp_reason, OKP_REASON_MAX, "module %s was unloaded: the probe is inert",
+                    r->site->module_name);
+  }
+  if (any) okp_seam_synchronize_rcu();
+}
+
+void Registry::module_live(const void* module) {
+  RegistryGuard guard;
+  bool any = false;
+  for (ProbeRecord* r = registered_; r; r = r->next_registered) {
+    Site& s = *r->site;
+    if (s.module != module || !s.init_text) continue;
+    if (!s.gone) {
+      s.gone = true;
+      s.armed = false;
+      table_.remove(s);
+      any = true;
+    }
+    r->kp->flags |= OKP_KPROBE_FLAG_GONE;
+    okp_seam_format(r->kp->okp_reason, OKP_REASON_MAX,
+                    "module %s finished init: its __init text is freed", s.module_name);
+  }
+  if (any) okp_seam_synchronize_rcu();
+}
+
+int Registry::blacklist_add(okp_addr_t start, okp_addr_t end, const char* symbol,
+                            const char* source, const void* owner) {
+  RegistryGuard guard;
+  return to_kernel_result(blacklist_.add(start, end, symbol, source, owner));
+}
+
+void Registry::blacklist_remove_owner(const void* owner) {
+  RegistryGuard guard;
+  blacklist_.remove_owner(owner);
+}
+
+void Registry::show_probes(void (*emit)(void*, const char*), void* ctx) {
+  RegistryGuard guard;
+  for (ProbeRecord* r = registered_; r; r = r->next_registered) {
+    const Site& s = *r->site;
+    const okp_kprobe* kp = r->kp;
+    char line[OKP_REASON_MAX + 256];
+    unsigned int f = kp->flags;
+    char modpart[64] = "";
+    if (s.module_name[0]) okp_seam_format(modpart, sizeof(modpart), " [%s]", s.module_name);
+    int n = 0;
+    char flags[64] = "";
+    const char* labels[] = {(f & OKP_KPROBE_FLAG_GONE) ? " [GONE]" : "",
+                            (f & OKP_KPROBE_FLAG_DISABLED) ? " [DISABLED]" : "",
+                            (f & OKP_KPROBE_FLAG_OPTIMIZED) ? " [OPTIMIZED]" : "",
+                            (f & OKP_KPROBE_FLAG_FTRACE) ? " [FTRACE]" : ""};
+    for (const char* l : labels)
+      for (; *l && n + 1 < static_cast<int>(sizeof(flags)); ++l) flags[n++] = *l;
+    flags[n] = '\0';
+    char why[OKP_REASON_MAX + 16] = "";
+    if (kp->okp_reason[0]) okp_seam_format(why, sizeof(why), " reason=\"%s\"", kp->okp_reason);
+    okp_seam_format(line, sizeof(line), "%016lx  k  %s+%#lx%s%s hits=%lu nmissed=%lu%s", s.addr,
+                    s.symbol, s.offset, modpart, flags, kp->nhit, kp->nmissed, why);
+    emit(ctx, line);
+  }
+}
+
+void Registry::show_blacklist(void (*emit)(void*, const char*), void* ctx) {
+  RegistryGuard guard;
+  blacklist_.for_each([&](const BlacklistEntry& e) {
+    char line[160];
+    okp_seam_format(line, sizeof(line), "0x%016lx-0x%016lx\t%s\t[%s]", e.start, e.end, e.symbol,
+                    e.source);
+    emit(ctx, line);
+  });
+}
+
+void Registry::show_refused(void (*emit)(void*, const char*), void* ctx) {
+  RegistryGuard guard;
+  usize first = next_refusal_ > kRefusals ? next_refusal_ - kRefusals : 0;
+  for (usize i = first; i < next_refusal_; ++i) {
+    const Refusal& r = refusals_[i % kRefusals];
+    char line[OKP_REASON_MAX + 96];
+    okp_seam_format(line, sizeof(line), "%s\t%d\t%s", r.what, r.err, r.reason);
+    emit(ctx, line);
+  }
+}
+
+}  // namespace okp
+
+using okp::registry;
+
+extern "C" int okp_core_register_kprobe(struct okp_kprobe* kp) { return registry().register_probe(kp); }
+
+extern "C" void okp_core_unregister_kprobe(struct okp_kprobe* kp) {
+  okp_seam_registry_lock();
+  registry().unregister_probe(kp);
+  okp_seam_registry_unlock();
+}
+
+extern "C" int okp_core_set_kprobe_disabled(struct okp_kprobe* kp, int off) {
+  okp_seam_registry_lock();
+  int r = registry().set_probe_disabled(kp, off);
+  okp_seam_registry_unlock();
+  return r;
+}
+
+extern "C" int okp_core_blacklist_add(okp_addr_t start, okp_addr_t end, const char* symbol,
+                                      const char* source, const void* owner) {
+  return registry().blacklist_add(start, end, symbol, source, owner);
+}
+
+extern "C" void okp_core_blacklist_remove_owner(const void* owner) {
+  registry().blacklist_remove_owner(owner);
+}
+
+extern "C" void okp_core_blacklist_show(void (*emit)(void*, const char*), void* ctx) {
+  registry().show_blacklist(emit, ctx);
+}
+
+extern "C" void okp_core_list_show(void (*emit)(void*, const char*), void* ctx) {
+  registry().show_probes(emit, ctx);
+}
+
+extern "C" void okp_core_refused_show(void (*emit)(void*, const char*), void* ctx) {
+  registry().show_refused(emit, ctx);
+}
+
+extern "C" void okp_core_module_going(const void* module) { registry().module_going(module); }
+
+extern "C" void okp_core_module_live(const void* module) { registry().module_live(module); }

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+// The probe table: one Site per probed address, each holding the probes registered there in
+// registration order (one probe, or an aggregate of several).
+//
+// Locking (the lock order, outermost first):
+//   registry lock (okp_seam_registry_lock)  -> module_mutex (symbol lookups)  -> text_mutex
+// Every field below is written under the registry lock. The trap path reads the table, the
+// Site fields marked [hit] and the probe lists without any lock: they are published with
+// release stores, and nothing reachable from the table is freed before an RCU grace period
+// (okp_seam_synchronize_rcu; plus okp_seam_synchronize_tasks for boosted slots, which a
+// preempted task may still be executing).
+#pragma once
+
+#include <okprobes/okprobes.h>
+
+#include "core/address_hash_table.h"
+#include "core/blacklist.h"
+#include "core/error_or.h"
+#include "core/slot_pool.h"
+#include "probe_arch.h"
+
+namespace okp {
+
+struct Site;
+
+// The core's record of one registered okp_kprobe.
+struct ProbeRecord {
+  okp_kprobe* kp = nullptr;
+  Site* site = nullptr;
+  ProbeRecord* next_at_site = nullptr;  // [hit] the aggregate's list, registration order
+  ProbeRecord* next_registered = nullptr;  // all records, registration order (debugfs)
+};
+
+struct Site : HashLinked<Site> {
+  okp_addr_t addr = 0;
+  okp_addr_t hash_key() const { return addr; }
+
+  ProbeRecord* probes = nullptr;  // [hit] first of the aggregate
+  arch::Plan plan;                 // [hit] how the probed instruction runs
+  okp_addr_t step_slot = 0;        // [hit] copy + breakpoint (0: emulated, or ftrace)
+  okp_addr_t boost_slot = 0;       // [hit] copy + jump back (0: not boostable)
+  bool boost = false;              // [hit] use boost_slot: boostable and no post_handler
+  bool ftrace = false;             // served by the ftrace call site, not a breakpoint
+  bool ipmodify = false;           // ftrace: registered with IPMODIFY
+  bool armed = false;              // the breakpoint (or ftrace filter) is live
+  bool gone = false;               // its text went away; never touch it again
+  bool init_text = false;          // in a module's __init text
+  void* module = nullptr;          // struct module * owning the text, nullptr: vmlinux
+  u8 original[arch::kBreakpointSize] = {};
+  char symbol[64] = {};
+  char module_name[56] = {};
+  okp_addr_t offset = 0;           // from the symbol's start
+};
+
+class Registry {
+ public:
+  ErrorOr<void> init();
+  void exit();
+
+  // Writer side (process context, takes the registry lock itself).
+  int register_probe(okp_kprobe* kp);
+  void unregister_probe(okp_kprobe* kp);
+  int set_probe_disabled(okp_kprobe* kp, bool disabled);
+  void set_armed(bool armed);
+  void module_going(const void* module);
+  void module_live(const void* module);
+  int blacklist_add(okp_addr_t start, okp_addr_t end, const char* symbol, const char* source,
+                    const void* owner);
+  void blacklist_remove_owner(const void* owner);
+  void show_probes(void (*emit)(void*, const char*), void* ctx);
+  void show_blacklist(void (*emit)(void*, const char*), void* ctx);
+  void show_refused(void (*emit)(void*, const char*), void* ctx);
+
+  // Reader side (trap path): lock-free.
+  Site* find(okp_addr_t addr) const { return table_.find(addr); }
+
+  // Writer side helper for the arch decoder: undo okprobes' own breakpoints in a copy of text.
+  void recover_original(okp_addr_t start, u8* bytes, usize n) const;
+
+ private:
+  ErrorOr<void> do_register(okp_kprobe* kp, char* reason, usize reason_len);
+  ErrorOr<Site*> create_site(okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp,
+                             char* reason, usize reason_len);
+  ErrorOr<void> arm(Site& site);
+  void disarm(Site& site);
+  void update_site(Site& site);  // re-derive boost and armed from the probes there
+  void release_site(Site& site, bool wait);
+  ProbeRecord* find_record(const okp_kprobe* kp) const;
+  void note_refusal(const okp_kprobe* kp, int err);
+
+  AddressHashTable<Site, 9> table_;
+  ProbeRecord* registered_ = nullptr;  // registration order
+  Blacklist blacklist_;
+  SlotPool<arch::kSlotSize> slots_;
+
+  // The last refusals, for debugfs `refused` (the probe struct may be gone by then).
+  static constexpr usize kRefusals = 16;
+  struct Refusal {
+    int err;
+    char what[64];
+    char reason[OKP_REASON_MAX];
+  } refusals_[kRefusals] = {};
+  usize next_refusal_ = 0;
+};
+
+Registry& registry();
+
+}  // namespace okp

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The exported C API of include/okprobes/okprobes.h; the work is the core's. */
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/module.h>
+#include <linux/kprobes.h>
+#include <linux/ptrace.h>
+
+#include <okprobes/okprobes.h>
+#include "okp_glue.h"
+
+int okp_register_kprobe(struct okp_kprobe *p)
+{
+	might_sleep();
+	return okp_core_register_kprobe(p);
+}
+EXPORT_SYMBOL_GPL(okp_register_kprobe);
+
+void okp_unregister_kprobe(struct okp_kprobe *p)
+{
+	might_sleep();
+	okp_core_unregister_kprobe(p);
+}
+EXPORT_SYMBOL_GPL(okp_unregister_kprobe);
+
+int okp_register_kprobes(struct okp_kprobe **kps, int num)
+{
+	int i, ret;
+
+	if (num <= 0 || !kps)
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		ret = okp_register_kprobe(kps[i]);
+		if (ret) {
+			pr_err("batch registration stopped at entry %d (%d): unregistering the %d before it\n",
+			       i, ret, i);
+			while (--i >= 0)
+				okp_unregister_kprobe(kps[i]);
+			return ret;
+		}
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(okp_register_kprobes);
+
+void okp_unregister_kprobes(struct okp_kprobe **kps, int num)
+{
+	int i;
+
+	if (num <= 0 || !kps)
+		return;
+	for (i = 0; i < num; i++)
+		okp_unregister_kprobe(kps[i]);
+}
+EXPORT_SYMBOL_GPL(okp_unregister_kprobes);
+
+int okp_disable_kprobe(struct okp_kprobe *kp)
+{
+	return okp_core_set_kprobe_disabled(kp, 1);
+}
+EXPORT_SYMBOL_GPL(okp_disable_kprobe);
+
+int okp_enable_kprobe(struct okp_kprobe *kp)
+{
+	return okp_core_set_kprobe_disabled(kp, 0);
+}
+EXPORT_SYMBOL_GPL(okp_enable_kprobe);
+
+const char *okp_kprobe_reason(const struct okp_kprobe *p)
+{
+	return p ? p->okp_reason : "NULL probe";
+}
+EXPORT_SYMBOL_GPL(okp_kprobe_reason);
+
+unsigned long okp_arg(struct pt_regs *regs, unsigned int n)
+{
+#ifdef CONFIG_X86_64
+	switch (n) {
+	case 0: return regs->di;
+	case 1: return regs->si;
+	case 2: return regs->dx;
+	case 3: return regs->cx;
+	case 4: return regs->r8;
+	case 5: return regs->r9;
+	default: {
+		/* At entry, sp points at the return address; stack arguments follow it. */
+		unsigned long v = 0;
+
+		if (copy_from_kernel_nofault(&v, (unsigned long *)regs->sp + 1 + (n - 6), sizeof(v)))
+			return 0;
+		return v;
+	}
+	}
+#else
+	return regs_get_kernel_argument(regs, n);
+#endif
+}
+EXPORT_SYMBOL_GPL(okp_arg);
+NOKPROBE_SYMBOL(okp_arg);

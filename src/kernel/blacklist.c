@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Feeds the core's blacklist from every source the kernel itself uses, plus what okprobes'
+ * own trap path depends on, so okprobes stays safe on a kernel whose NOKPROBE annotations
+ * are missing. Each entry records its source; debugfs `blacklist` shows them.
+ */
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/bsearch.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/string.h>
+
+#include "okp_glue.h"
+
+/*
+ * Functions on okprobes' trap path or that it calls from there: the int3 entry and its
+ * notifier chain, NMI-entry bookkeeping, the nofault copy emulation uses, text patching, and
+ * the ftrace entry. Suffixed copies (foo.isra.0, foo.constprop.0, foo.cold) match too.
+ */
+static const char *const okp_builtin_blacklist[] = {
+	"exc_int3", "do_int3", "do_int3_user", "poke_int3_handler", "notify_die",
+	"atomic_notifier_call_chain", "notifier_call_chain", "kgdb_ll_trap",
+	"irqentry_nmi_enter", "irqentry_nmi_exit", "irqentry_enter", "irqentry_exit",
+	"ct_nmi_enter", "ct_nmi_exit", "rcu_nmi_enter", "rcu_nmi_exit",
+	"copy_from_kernel_nofault", "copy_from_kernel_nofault_allowed",
+	"text_poke", "text_poke_sync", "text_poke_bp", "do_sync_core", "__text_poke",
+	"ftrace_ops_list_func", "ftrace_regs_caller", "ftrace_caller", "ftrace_stub",
+	"arch_ftrace_ops_list_func", "ftrace_ops_assist_func",
+	"preempt_count_add", "preempt_count_sub", "debug_smp_processor_id",
+	"__this_cpu_preempt_check", "check_preemption_disabled",
+	"lock_acquire", "lock_release", "lock_is_held_type", "trace_hardirqs_on",
+	"trace_hardirqs_off", "lockdep_hardirqs_on", "lockdep_hardirqs_off",
+	"__x86_return_thunk", "__x86_indirect_thunk_array", "zen_untrain_ret",
+	"__kasan_check_read", "__kasan_check_write", "kasan_check_range",
+	"__asan_load8", "__asan_store8", "__asan_load4", "__asan_store4",
+	"__asan_load1", "__asan_store1", "__asan_loadN", "__asan_storeN",
+	"__sanitizer_cov_trace_pc",
+};
+
+static bool okp_builtin_match(const char *name)
+{
+	size_t i, base = strcspn(name, ".");
+
+	for (i = 0; i < ARRAY_SIZE(okp_builtin_blacklist); i++) {
+		const char *b = okp_builtin_blacklist[i];
+
+		if (strlen(b) == base && !strncmp(name, b, base))
+			return true;
+	}
+	return false;
+}
+
+/* Adds the whole symbol at addr (its size from kallsyms). */
+static void okp_blacklist_symbol(unsigned long addr, const char *source, const void *owner)
+{
+	char buf[KSYM_SYMBOL_LEN];
+	unsigned long off = 0, size = 0;
+	char *plus, *slash, *sp;
+
+	sprint_symbol(buf, addr);
+	plus = strrchr(buf, '+');
+	slash = plus ? strchr(plus, '/') : NULL;
+	if (!plus || !slash)
+		return;
+	*plus = '\0';
+	*slash = '\0';
+	sp = strchr(slash + 1, ' ');
+	if (sp)
+		*sp = '\0';
+	if (kstrtoul(plus + 1, 0, &off) || kstrtoul(slash + 1, 0, &size) || !size)
+		return;
+	okp_core_blacklist_add(addr - off, addr - off + size, buf, source, owner);
+}
+
+static void okp_blacklist_range(unsigned long start, unsigned long end, const char *name,
+				const char *source, const void *owner)
+{
+	if (start && end > start)
+		okp_core_blacklist_add(start, end, name, source, owner);
+}
+
+static int okp_builtin_visit(void *data, const char *name, struct module *mod, unsigned long addr)
+{
+	if (okp_builtin_match(name))
+		okp_blacklist_symbol(addr, "built-in", NULL);
+	return 0;
+}
+
+/*
+ * vmlinux's _kprobe_blacklist section is init data, freed after boot (the kernel's kprobes
+ * copy it first). Its entries are gone but their names are not: NOKPROBE_SYMBOL(foo) emits
+ * the variable _kbl_addr_foo, still listed by kallsyms. Collect those names, then blacklist
+ * every text symbol carrying one (suffixed clones included).
+ */
+#define OKP_KBL_PREFIX "_kbl_addr_"
+#define OKP_KBL_MAX 4096
+
+struct okp_kbl {
+	char **names;
+	unsigned int count;
+	unsigned int added;
+};
+
+static int okp_kbl_collect(void *data, const char *name, struct module *mod, unsigned long addr)
+{
+	struct okp_kbl *kbl = data;
+
+	if (strncmp(name, OKP_KBL_PREFIX, sizeof(OKP_KBL_PREFIX) - 1) || kbl->count >= OKP_KBL_MAX)
+		return 0;
+	kbl->names[kbl->count] = kstrdup(name + sizeof(OKP_KBL_PREFIX) - 1, GFP_KERNEL);
+	if (kbl->names[kbl->count])
+		kbl->count++;
+	return 0;
+}
+
+static int okp_cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int okp_kbl_apply(void *data, const char *name, struct module *mod, unsigned long addr)
+{
+	struct okp_kbl *kbl = data;
+	char base[KSYM_NAME_LEN];
+	const char *key = base;
+
+	if (addr < okp_ksyms._stext || addr >= okp_ksyms._etext)
+		return 0;
+	strscpy(base, name, min_t(size_t, sizeof(base), strcspn(name, ".") + 1));
+	if (bsearch(&key, kbl->names, kbl->count, sizeof(char *), okp_cmp_names)) {
+		okp_blacklist_symbol(addr, "_kprobe_blacklist", NULL);
+		kbl->added++;
+	}
+	return 0;
+}
+
+static void okp_blacklist_nokprobe_symbols(void)
+{
+	struct okp_kbl kbl = {};
+	unsigned int i;
+
+	kbl.names = kvcalloc(OKP_KBL_MAX, sizeof(char *), GFP_KERNEL);
+	if (!kbl.names)
+		return;
+	okp_ksyms.kallsyms_on_each_symbol(okp_kbl_collect, &kbl);
+	sort(kbl.names, kbl.count, sizeof(char *), okp_cmp_names, NULL);
+	if (kbl.count)
+		okp_ksyms.kallsyms_on_each_symbol(okp_kbl_apply, &kbl);
+	else
+		pr_warn("no NOKPROBE_SYMBOL names in kallsyms (CONFIG_KALLSYMS_ALL off?): relying on the built-in list\n");
+	pr_info("blacklist: %u NOKPROBE_SYMBOL functions\n", kbl.added);
+	for (i = 0; i < kbl.count; i++)
+		kfree(kbl.names[i]);
+	kvfree(kbl.names);
+}
+
+/* A module's own annotations: NOKPROBE_SYMBOL()s, __kprobes and noinstr text. */
+void okp_blacklist_module(struct module *mod)
+{
+	unsigned int i;
+
+#ifdef CONFIG_KPROBES
+	for (i = 0; i < mod->num_kprobe_blacklist; i++)
+		okp_blacklist_symbol(mod->kprobe_blacklist[i], "_kprobe_blacklist", mod);
+	okp_blacklist_range((unsigned long)mod->kprobes_text_start,
+			    (unsigned long)mod->kprobes_text_start + mod->kprobes_text_size,
+			    ".kprobes.text", ".kprobes.text", mod);
+#endif
+	okp_blacklist_range((unsigned long)mod->noinstr_text_start,
+			    (unsigned long)mod->noinstr_text_start + mod->noinstr_text_size,
+			    ".noinstr.text", ".noinstr.text", mod);
+}
+
+int okp_blacklist_init(void)
+{
+	struct okp_ksyms *k = &okp_ksyms;
+	okp_blacklist_nokprobe_symbols();
+	okp_blacklist_range(k->__kprobes_text_start, k->__kprobes_text_end, ".kprobes.text",
+			    ".kprobes.text", NULL);
+	okp_blacklist_range(k->__noinstr_text_start, k->__noinstr_text_end, ".noinstr.text",
+			    ".noinstr.text", NULL);
+	okp_blacklist_range(k->__entry_text_start, k->__entry_text_end, ".entry.text",
+			    ".entry.text", NULL);
+	okp_blacklist_range(k->__irqentry_text_start, k->__irqentry_text_end, ".irqentry.text",
+			    ".irqentry.text", NULL);
+	okp_blacklist_range(k->__softirqentry_text_start, k->__softirqentry_text_end,
+			    ".softirqentry.text", ".softirqentry.text", NULL);
+	/* okprobes itself: every function of it may run on the trap path. */
+	okp_blacklist_range((unsigned long)THIS_MODULE->core_layout.base,
+			    (unsigned long)THIS_MODULE->core_layout.base +
+				    THIS_MODULE->core_layout.text_size,
+			    "okprobes", "okprobes", NULL);
+	k->kallsyms_on_each_symbol(okp_builtin_visit, NULL);
+	return 0;
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Function-entry probes on ftrace call sites: the `call __fentry__` nop belongs to ftrace, so
+ * okprobes never writes a breakpoint there; it adds the site to an ftrace_ops filter instead.
+ * Two ops, because IPMODIFY is exclusive per function (livepatch needs it too): only probes
+ * that asked for it (OKP_KPROBE_FLAG_IPMODIFY) take it.
+ */
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/ftrace.h>
+#include <linux/kprobes.h>
+
+#include "okp_glue.h"
+
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
+
+static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip,
+				       struct ftrace_ops *ops, struct ftrace_regs *fregs);
+
+static struct ftrace_ops okp_ftrace_ops = {
+	.func = okp_ftrace_handler,
+	.flags = FTRACE_OPS_FL_SAVE_REGS,
+};
+
+static struct ftrace_ops okp_ftrace_ipmodify_ops = {
+	.func = okp_ftrace_handler,
+	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+};
+
+static unsigned int okp_ftrace_users[2]; /* sites per ops; guarded by the registry lock */
+
+static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip,
+				       struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+	int bit;
+
+	if (!regs)
+		return;
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+	okp_core_on_ftrace(ip, (struct okp_regs *)regs, ops == &okp_ftrace_ipmodify_ops);
+	ftrace_test_recursion_unlock(bit);
+}
+NOKPROBE_SYMBOL(okp_ftrace_handler);
+
+okp_addr_t okp_seam_ftrace_site(okp_addr_t addr)
+{
+	/* ftrace_location() answers for any byte of the call, and maps sym+0 to it. */
+	return okp_ksyms.ftrace_location ? okp_ksyms.ftrace_location(addr) : 0;
+}
+
+int okp_seam_ftrace_arm(okp_addr_t site, int ipmodify)
+{
+	struct ftrace_ops *ops = ipmodify ? &okp_ftrace_ipmodify_ops : &okp_ftrace_ops;
+	int ret = ftrace_set_filter_ip(ops, site, 0, 0);
+
+	if (ret) {
+		pr_err("ftrace refused the site %pS: %d\n", (void *)site, ret);
+		return ret;
+	}
+	if (okp_ftrace_users[ipmodify]++ == 0) {
+		ret = register_ftrace_function(ops);
+		if (ret) {
+			pr_err("cannot register okprobes' ftrace ops%s: %d\n",
+			       ipmodify ? " (IPMODIFY: livepatch or another tool may own the function)" : "",
+			       ret);
+			okp_ftrace_users[ipmodify]--;
+			ftrace_set_filter_ip(ops, site, 1, 0);
+		}
+	}
+	return ret;
+}
+
+void okp_seam_ftrace_disarm(okp_addr_t site, int ipmodify)
+{
+	struct ftrace_ops *ops = ipmodify ? &okp_ftrace_ipmodify_ops : &okp_ftrace_ops;
+
+	/* Unregister before emptying the filter: an empty filter means "trace everything". */
+	if (--okp_ftrace_users[ipmodify] == 0)
+		unregister_ftrace_function(ops);
+	ftrace_set_filter_ip(ops, site, 1, 0);
+}
+
+#else /* !CONFIG_DYNAMIC_FTRACE_WITH_REGS */
+
+okp_addr_t okp_seam_ftrace_site(okp_addr_t addr)
+{
+	return 0;
+}
+
+int okp_seam_ftrace_arm(okp_addr_t site, int ipmodify)
+{
+	return -EOPNOTSUPP;
+}
+
+void okp_seam_ftrace_disarm(okp_addr_t site, int ipmodify)
+{
+}
+
+#endif

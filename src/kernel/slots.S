@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The out-of-line execution slots: executable, read-only after load like the rest of
+ * okprobes' text, written only through the kernel's text patching. Filled with int3 so a
+ * stray jump into an unused slot traps instead of running garbage. Nothing ever calls or
+ * jumps here indirectly (the trap path sets ip), hence no ENDBR.
+ */
+#include <linux/objtool.h>
+
+	.section .text.okp_slots, "ax"
+	.balign 4096
+	.globl okp_slot_area_start
+okp_slot_area_start:
+	ANNOTATE_NOENDBR
+	.fill 128 * 1024, 1, 0xcc
+	.globl okp_slot_area_end
+okp_slot_area_end:
+	ANNOTATE_NOENDBR
+	int3

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Symbol resolution without the kernel's kprobes.
+ *
+ * 6.1 exports neither kallsyms_lookup_name nor kallsyms_on_each_symbol, and the usual trick
+ * (a kprobe on kallsyms_lookup_name) would make okprobes depend on the kprobes it sits beside.
+ * Instead, at load, okprobes reads /proc/kallsyms as root would (the opener's CAP_SYSLOG makes
+ * the addresses visible) and picks the few internal symbols it needs. An address read from a
+ * file is data from outside the kernel: before okprobes calls one, sprint_symbol() (exported)
+ * must name exactly that function at offset 0, and on a CPU enforcing IBT the target must start
+ * with a live ENDBR64 (a sealed one would #CP). Symbols that fail are left NULL and the
+ * feature that needs them is refused with a reason, never guessed.
+ */
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/fs.h>
+#include <linux/kallsyms.h>
+#include <linux/mman.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#ifdef CONFIG_X86
+#include <asm/ibt.h>
+#include <asm/cpufeature.h>
+#endif
+
+#include "okp_glue.h"
+
+struct okp_ksyms okp_ksyms;
+
+struct okp_ksym_want {
+	const char *name;
+	unsigned long *where;
+	bool called;	/* okprobes calls it: verify it is that function and callable */
+};
+
+#define WANT_FN(n) { #n, (unsigned long *)&okp_ksyms.n, true }
+#define WANT_DATA(n) { #n, &okp_ksyms.n, false }
+
+static struct okp_ksym_want okp_wanted[] = {
+	WANT_FN(kallsyms_on_each_symbol),
+	WANT_FN(module_kallsyms_on_each_symbol),
+	WANT_FN(__module_text_address),
+	WANT_FN(jump_label_text_reserved),
+	WANT_FN(static_call_text_reserved),
+	WANT_FN(find_bug),
+	WANT_FN(search_exception_tables),
+	WANT_FN(ftrace_location),
+#ifdef CONFIG_X86
+	WANT_FN(text_poke),
+	WANT_FN(text_poke_sync),
+	WANT_FN(alternatives_text_reserved),
+#endif
+	WANT_DATA(text_mutex),
+	WANT_DATA(_stext),
+	WANT_DATA(_etext),
+	WANT_DATA(_sinittext),
+	WANT_DATA(_einittext),
+	WANT_DATA(__kprobes_text_start),
+	WANT_DATA(__kprobes_text_end),
+	WANT_DATA(__entry_text_start),
+	WANT_DATA(__entry_text_end),
+	WANT_DATA(__irqentry_text_start),
+	WANT_DATA(__irqentry_text_end),
+	WANT_DATA(__softirqentry_text_start),
+	WANT_DATA(__softirqentry_text_end),
+	WANT_DATA(__noinstr_text_start),
+	WANT_DATA(__noinstr_text_end),
+};
+
+/* Is fn safe to call indirectly? It must be the named function, at its first byte. */
+static bool okp_callable(const char *name, unsigned long fn)
+{
+	char buf[KSYM_SYMBOL_LEN];
+	size_t n = strlen(name);
+
+	sprint_symbol(buf, fn);
+	if (strncmp(buf, name, n) || strncmp(buf + n, "+0x0/", 5)) {
+		pr_err("/proc/kallsyms says %s is at %px but the kernel names that %s: not using it\n",
+		       name, (void *)fn, buf);
+		return false;
+	}
+#ifdef CONFIG_X86_KERNEL_IBT
+	if (cpu_feature_enabled(X86_FEATURE_IBT)) {
+		u32 insn;
+
+		if (copy_from_kernel_nofault(&insn, (void *)fn, sizeof(insn)) ||
+		    insn != gen_endbr()) {
+			pr_err("%s has no live ENDBR64 and this CPU enforces IBT: not calling it\n", name);
+			return false;
+		}
+	}
+#endif
+	return true;
+}
+
+/* One parsed line of /proc/kallsyms: "ffffffff81000000 T _stext" or "... t foo\t[mod]". */
+static void okp_take_line(char *line)
+{
+	char *name, *end;
+	unsigned long addr;
+	size_t i;
+
+	end = strchr(line, ' ');
+	if (!end || end - line > 16)
+		return;
+	*end = '\0';
+	if (kstrtoul(line, 16, &addr) || !addr)
+		return;
+	name = end + 3; /* skip " T " */
+	if (name[-1] != ' ' || strchr(name, '\t')) /* module symbols are not wanted here */
+		return;
+	for (i = 0; i < ARRAY_SIZE(okp_wanted); i++) {
+		if (!*okp_wanted[i].where && !strcmp(okp_wanted[i].name, name))
+			*okp_wanted[i].where = addr;
+	}
+}
+
+#define OKP_KALLSYMS_CHUNK (64 * 1024)
+
+/*
+ * /proc/kallsyms has only ->read (seq_read), which copies to user memory, so kernel_read()
+ * refuses it: read it through a private anonymous mapping of the loading process.
+ */
+static int okp_read_kallsyms(void)
+{
+	struct file *file;
+	unsigned long ubuf;
+	char *buf;
+	size_t have = 0;
+	loff_t pos = 0;
+	int ret = 0;
+
+	if (!current->mm) {
+		pr_err("no user address space to read /proc/kallsyms through (loaded from a kernel thread?)\n");
+		return -EINVAL;
+	}
+	buf = kvmalloc(OKP_KALLSYMS_CHUNK + 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	file = filp_open("/proc/kallsyms", O_RDONLY, 0);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		pr_err("cannot open /proc/kallsyms: %d\n", ret);
+		goto out_free;
+	}
+	ubuf = vm_mmap(NULL, 0, OKP_KALLSYMS_CHUNK, PROT_READ | PROT_WRITE,
+		       MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	if (IS_ERR_VALUE(ubuf)) {
+		ret = (int)ubuf;
+		goto out_close;
+	}
+	for (;;) {
+		ssize_t got;
+		char *line, *nl;
+
+		got = file->f_op->read(file, (char __user *)ubuf, OKP_KALLSYMS_CHUNK - have, &pos);
+		if (got < 0) {
+			ret = got;
+			break;
+		}
+		if (got == 0)
+			break;
+		if (copy_from_user(buf + have, (void __user *)ubuf, got)) {
+			ret = -EFAULT;
+			break;
+		}
+		have += got;
+		buf[have] = '\0';
+		line = buf;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			okp_take_line(line);
+			line = nl + 1;
+		}
+		have = buf + have - line;
+		memmove(buf, line, have);
+		if (have == OKP_KALLSYMS_CHUNK)
+			have = 0; /* a line longer than the buffer: not a symbol line */
+		cond_resched();
+	}
+	vm_munmap(ubuf, OKP_KALLSYMS_CHUNK);
+out_close:
+	filp_close(file, NULL);
+out_free:
+	kvfree(buf);
+	return ret;
+}
+
+int okp_symbols_init(void)
+{
+	size_t i;
+	int ret = okp_read_kallsyms();
+
+	if (ret)
+		return ret;
+	if (!okp_ksyms._stext) {
+		pr_err("/proc/kallsyms shows no addresses (kptr_restrict?); load okprobes as root\n");
+		return -EPERM;
+	}
+	for (i = 0; i < ARRAY_SIZE(okp_wanted); i++) {
+		struct okp_ksym_want *w = &okp_wanted[i];
+
+		if (!*w->where) {
+			pr_info("kernel symbol %s not found: the checks that need it are off\n", w->name);
+			continue;
+		}
+		if (w->called && !okp_callable(w->name, *w->where))
+			*w->where = 0;
+	}
+#ifdef CONFIG_X86
+	if (!okp_ksyms.text_poke || !okp_ksyms.text_poke_sync || !okp_ksyms.text_mutex) {
+		pr_err("the kernel's text patching (text_poke, text_mutex) is not usable\n");
+		return -ENOENT;
+	}
+#endif
+	if (!okp_ksyms.kallsyms_on_each_symbol) {
+		pr_err("kallsyms_on_each_symbol is not usable: cannot resolve symbols\n");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* --- Resolution of a user's symbol: every candidate is collected, ambiguity is refused. --- */
+
+#define OKP_MAX_CANDIDATES 8
+
+struct okp_lookup {
+	const char *name;
+	const char *module;	/* "mod" of "mod:name", or NULL */
+	unsigned long found[OKP_MAX_CANDIDATES];
+	unsigned int count;
+};
+
+static bool okp_is_text(unsigned long addr)
+{
+	bool text;
+
+	if (addr >= okp_ksyms._stext && addr < okp_ksyms._etext)
+		return true;
+	if (!okp_ksyms.__module_text_address)
+		return false;
+	preempt_disable();
+	text = okp_ksyms.__module_text_address(addr) != NULL;
+	preempt_enable();
+	return text;
+}
+
+static void okp_lookup_add(struct okp_lookup *l, unsigned long addr)
+{
+	unsigned int i;
+
+	if (!okp_is_text(addr))
+		return;
+	for (i = 0; i < min(l->count, (unsigned int)OKP_MAX_CANDIDATES); i++)
+		if (l->found[i] == addr)
+			return; /* aliases of one address are one candidate */
+	if (l->count < OKP_MAX_CANDIDATES)
+		l->found[l->count] = addr;
+	l->count++;
+}
+
+static int okp_lookup_vmlinux(void *data, const char *name, struct module *mod, unsigned long addr)
+{
+	struct okp_lookup *l = data;
+
+	if (!strcmp(name, l->name))
+		okp_lookup_add(l, addr);
+	return 0;
+}
+
+static int okp_lookup_module(void *data, const char *name, struct module *mod, unsigned long addr)
+{
+	struct okp_lookup *l = data;
+
+	if (l->module && (!mod || strcmp(mod->name, l->module)))
+		return 0;
+	if (!strcmp(name, l->name))
+		okp_lookup_add(l, addr);
+	return 0;
+}
+
+int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, size_t reason_len)
+{
+	struct okp_lookup l = { .name = symbol };
+	char modname[MODULE_NAME_LEN];
+	const char *colon = strchr(symbol, ':');
+	unsigned int i;
+	size_t used;
+
+	if (colon) {
+		size_t n = colon - symbol;
+
+		if (n == 0 || n >= sizeof(modname)) {
+			snprintf(reason, reason_len, "bad module prefix in '%s'", symbol);
+			return -EINVAL;
+		}
+		memcpy(modname, symbol, n);
+		modname[n] = '\0';
+		l.module = modname;
+		l.name = colon + 1;
+	}
+	if (strlen(l.name) >= KSYM_NAME_LEN || !*l.name) {
+		snprintf(reason, reason_len, "symbol name '%s' is empty or too long", symbol);
+		return -EINVAL;
+	}
+	if (!l.module || !strcmp(l.module, "vmlinux"))
+		okp_ksyms.kallsyms_on_each_symbol(okp_lookup_vmlinux, &l);
+	if ((!l.module || strcmp(l.module, "vmlinux")) && okp_ksyms.module_kallsyms_on_each_symbol)
+		okp_ksyms.module_kallsyms_on_each_symbol(okp_lookup_module, &l);
+	if (l.count == 0) {
+		snprintf(reason, reason_len, "no text symbol '%s'", symbol);
+		return -ENOENT;
+	}
+	if (l.count > 1) {
+		used = scnprintf(reason, reason_len, "'%s' is ambiguous (%u candidates):", symbol,
+				 l.count);
+		for (i = 0; i < min(l.count, (unsigned int)OKP_MAX_CANDIDATES); i++) {
+			char where[KSYM_SYMBOL_LEN];
+
+			sprint_symbol(where, l.found[i]);
+			used += scnprintf(reason + used, reason_len - used, " %px(%s)",
+					  (void *)l.found[i], where);
+		}
+		return -EADDRNOTAVAIL;
+	}
+	*addr = l.found[0];
+	return 0;
+}

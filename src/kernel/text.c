@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where probes may go and how their text is written: the seam functions the core's
+ * registration path calls. Everything here runs in process context under the registry lock.
+ */
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/bug.h>
+#include <linux/extable.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/rcupdate_wait.h>
+#include <linux/uaccess.h>
+
+#include "okp_glue.h"
+
+static DEFINE_MUTEX(okp_registry_mutex);
+static DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_state);
+
+/* Slots live in okprobes' own text (slots.S): read-only and executable, within reach of
+ * rip-relative targets in the kernel and modules. */
+extern const char okp_slot_area_start[], okp_slot_area_end[];
+
+void okp_seam_registry_lock(void)
+{
+	mutex_lock(&okp_registry_mutex);
+}
+
+void okp_seam_registry_unlock(void)
+{
+	mutex_unlock(&okp_registry_mutex);
+}
+
+void okp_seam_synchronize_rcu(void)
+{
+	synchronize_rcu();
+}
+
+void okp_seam_synchronize_tasks(void)
+{
+	/* A preempted task may sit inside a boosted slot; without preemption it cannot. */
+#ifdef CONFIG_TASKS_RCU
+	synchronize_rcu_tasks();
+#else
+	synchronize_rcu();
+#endif
+}
+
+struct okp_cpu_state *okp_seam_cpu_state(void)
+{
+	return this_cpu_ptr(&okp_cpu_state);
+}
+
+int okp_seam_read_nofault(void *dst, okp_addr_t src, unsigned long len)
+{
+	return copy_from_kernel_nofault(dst, (const void *)src, len) ? -EFAULT : 0;
+}
+
+void okp_seam_format(char *buf, unsigned long len, const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(buf, len, fmt, args);
+	va_end(args);
+}
+
+okp_addr_t okp_seam_slot_area(unsigned long *size)
+{
+	*size = okp_slot_area_end - okp_slot_area_start;
+	return (okp_addr_t)okp_slot_area_start;
+}
+
+int okp_seam_module_get(void *module)
+{
+	return try_module_get(module) ? 0 : -ENOENT;
+}
+
+void okp_seam_module_put(void *module)
+{
+	module_put(module);
+}
+
+/* "name+0x10/0x40 [mod]" -> name, offset, size. */
+static void okp_describe(unsigned long addr, struct okp_text_info *info)
+{
+	char buf[KSYM_SYMBOL_LEN];
+	unsigned long off = 0, size = 0;
+	char *plus, *slash, *end;
+
+	sprint_symbol(buf, addr);
+	plus = strrchr(buf, '+');
+	slash = plus ? strchr(plus, '/') : NULL;
+	if (!plus || !slash) {
+		strscpy(info->symbol, buf, sizeof(info->symbol));
+		info->func_start = addr;
+		info->func_size = 0;
+		return;
+	}
+	*plus = '\0';
+	*slash = '\0';
+	end = strchr(slash + 1, ' ');
+	if (end)
+		*end = '\0';
+	if (kstrtoul(plus + 1, 0, &off) || kstrtoul(slash + 1, 0, &size))
+		off = size = 0;
+	strscpy(info->symbol, buf, sizeof(info->symbol));
+	info->func_start = addr - off;
+	info->func_size = size;
+}
+
+int okp_seam_locate(const char *symbol_name, okp_addr_t addr, unsigned int offset,
+		    okp_addr_t *resolved, struct okp_text_info *info, char *reason,
+		    unsigned long reason_len)
+{
+	struct module *mod = NULL;
+	int ret;
+
+	if (symbol_name) {
+		ret = okp_resolve_symbol(symbol_name, &addr, reason, reason_len);
+		if (ret)
+			return ret;
+	}
+	addr += offset;
+	if (addr >= okp_ksyms._stext && addr < okp_ksyms._etext) {
+		/* vmlinux text */
+	} else if (okp_ksyms._sinittext && addr >= okp_ksyms._sinittext &&
+		   addr < okp_ksyms._einittext) {
+		snprintf(reason, reason_len, "%px is in vmlinux __init text, freed after boot",
+			 (void *)addr);
+		return -EINVAL;
+	} else {
+		preempt_disable();
+		mod = okp_ksyms.__module_text_address ? okp_ksyms.__module_text_address(addr) : NULL;
+		if (mod) {
+			info->module_init_text = within_module_init(addr, mod);
+			strscpy(info->module_name, mod->name, sizeof(info->module_name));
+			if (mod->state == MODULE_STATE_GOING) {
+				snprintf(reason, reason_len, "module %s is going away", mod->name);
+				mod = ERR_PTR(-ENOENT);
+			} else if (info->module_init_text && mod->state == MODULE_STATE_LIVE) {
+				snprintf(reason, reason_len,
+					 "%px is in module %s's __init text, freed when it went live",
+					 (void *)addr, mod->name);
+				mod = ERR_PTR(-EINVAL);
+			}
+		}
+		preempt_enable();
+		if (IS_ERR(mod))
+			return PTR_ERR(mod);
+		if (!mod) {
+			snprintf(reason, reason_len, "%px is not kernel or module text", (void *)addr);
+			return -EINVAL;
+		}
+	}
+	info->module = mod;
+	okp_describe(addr, info);
+	*resolved = addr;
+	return 0;
+}
+
+const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len)
+{
+	void *start = (void *)addr, *end = (void *)(addr + len - 1);
+	const char *owner = NULL;
+
+	/* jump_label_text_reserved takes jump_label_mutex; the others are lookups. */
+	if (okp_ksyms.jump_label_text_reserved && okp_ksyms.jump_label_text_reserved(start, end))
+		return "jump label";
+	if (okp_ksyms.static_call_text_reserved && okp_ksyms.static_call_text_reserved(start, end))
+		return "static call";
+#ifdef CONFIG_X86
+	if (okp_ksyms.alternatives_text_reserved) {
+		struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
+		int reserved;
+
+		mutex_lock(text_mutex); /* it walks the SMP-alternatives list text_mutex guards */
+		reserved = okp_ksyms.alternatives_text_reserved(start, end);
+		mutex_unlock(text_mutex);
+		if (reserved)
+			return "SMP alternative (lock prefix)";
+	}
+#endif
+	if (okp_ksyms.find_bug && okp_ksyms.find_bug(addr))
+		return "BUG/WARN site";
+	preempt_disable();
+	if (okp_ksyms.search_exception_tables && okp_ksyms.search_exception_tables(addr))
+		owner = "exception-table fixup (a fault there must be fixed up at this address)";
+	preempt_enable();
+	return owner;
+}
+
+int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
+			unsigned long len)
+{
+	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
+	u8 now[32];
+	int ret = 0;
+
+	if (!okp_ksyms.text_poke || !okp_ksyms.text_poke_sync || !text_mutex)
+		return -EOPNOTSUPP;
+	if (len > sizeof(now) && expect)
+		return -EINVAL;
+	mutex_lock(text_mutex);
+	if (expect) {
+		if (copy_from_kernel_nofault(now, (void *)addr, len) || memcmp(now, expect, len)) {
+			pr_err("text at %pS changed under us: not patching\n", (void *)addr);
+			ret = -EBUSY;
+			goto out;
+		}
+	}
+	okp_ksyms.text_poke((void *)addr, bytes, len);
+	/* Every CPU must stop executing the old bytes before we return. */
+	okp_ksyms.text_poke_sync();
+out:
+	mutex_unlock(text_mutex);
+	return ret;
+}
