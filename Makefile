@@ -13,7 +13,8 @@ KERNEL ?= $(if $(filter x86_64,$(OKP_ARCH)),debian,test)
 OKP_CACHE ?= $(HOME)/.cache/okprobes
 export OKP_CACHE
 
-BUILD := $(OKP_ROOT)/build/$(OKP_ARCH)-$(KERNEL)
+# Overridable so two builds for one (arch, kernel) can run side by side.
+BUILD ?= $(OKP_ROOT)/build/$(OKP_ARCH)-$(KERNEL)
 OKP_KARCH := $(shell . $(OKP_ROOT)/scripts/lib.sh && kbuild_arch $(OKP_ARCH))
 OKP_CROSS := $(shell . $(OKP_ROOT)/scripts/lib.sh && cross_compile $(OKP_ARCH))
 KMAKE = $(MAKE) -C "$$kdir" ARCH=$(OKP_KARCH) CROSS_COMPILE=$(OKP_CROSS) OKP_ROOT=$(OKP_ROOT) OKP_CACHE=$(OKP_CACHE)
