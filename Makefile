@@ -19,7 +19,7 @@ OKP_KARCH := $(shell . $(OKP_ROOT)/scripts/lib.sh && kbuild_arch $(OKP_ARCH))
 OKP_CROSS := $(shell . $(OKP_ROOT)/scripts/lib.sh && cross_compile $(OKP_ARCH))
 KMAKE = $(MAKE) -C "$$kdir" ARCH=$(OKP_KARCH) CROSS_COMPILE=$(OKP_CROSS) OKP_ROOT=$(OKP_ROOT) OKP_CACHE=$(OKP_CACHE)
 
-.PHONY: all module samples kunit-module print-kdir setup run check host-test clean
+.PHONY: all module samples kunit-module test-modules print-kdir setup run check host-test bench clean
 all: module samples
 
 setup:
@@ -41,6 +41,11 @@ kunit-module: module
 	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
 	$(KMAKE) M=$(BUILD)/tests/kunit OKPROBES=$(OKP_ROOT) KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
 
+# Modules the guest scripts drive (tests/vm/modules), built as clients too.
+test-modules: module
+	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
+	$(KMAKE) M=$(BUILD)/tests/vm/modules OKPROBES=$(OKP_ROOT) KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
+
 print-kdir:
 	@$(OKP_ROOT)/scripts/setup >&2 && $(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)
 
@@ -54,6 +59,10 @@ run: setup
 
 check: setup
 	@$(OKP_ROOT)/tests/check
+
+# okprobes against the kernel's kprobes in one x86_64 test-kernel guest: docs/benchmarks.md.
+bench: setup
+	@$(OKP_ROOT)/tests/bench/run
 
 clean:
 	rm -rf $(OKP_ROOT)/build

@@ -380,9 +380,13 @@ void Registry::unregister_probe(okp_kprobe* kp) {
   } else {
     update_site(site);
   }
-  // No CPU may still be running this probe's handlers when the caller frees it.
+  // No CPU may still be running this probe's handlers when the caller frees it, nor be
+  // stepping the site's slot (that runs with interrupts off: an RCU reader too).
   okp_seam_synchronize_rcu();
-  if (last) release_site(site, !site.gone && site.boost_slot);
+  if (last) {
+    if (!site.gone && site.boost_slot) okp_seam_synchronize_tasks();
+    release_site(site, false);
+  }
   destroy(rec);
   kp->okp_core = nullptr;
 }
@@ -408,7 +412,9 @@ void Registry::module_going(const void* module) {
   for (ProbeRecord* r = registered_; r; r = r->next_registered) {
     Site& s = *r->site;
     if (s.module != module || s.gone) continue;
-    // The text is about to be freed: forget it without patching it back.
+    // The text is about to be freed: forget it without patching it back. An ftrace site is
+    // ftrace's record, still valid now: drop it from our filter so our ops holds no stale ip.
+    if (s.ftrace && s.armed) okp_seam_ftrace_disarm(s.addr, s.ipmodify);
     s.gone = true;
     s.armed = false;
     table_.remove(s);

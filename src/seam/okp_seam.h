@@ -52,8 +52,8 @@ void okp_seam_format(char *buf, unsigned long len, const char *fmt, ...)
 /* The one registration lock: serialises every writer of the probe table (see core/registry). */
 void okp_seam_registry_lock(void);
 void okp_seam_registry_unlock(void);
-/* Waits until no CPU is inside the trap path (RCU-sched) / no task can still be preempted
- * inside a boosted slot (RCU-tasks, or RCU where the kernel has no preemption). */
+/* Waits until no CPU is inside the trap path (RCU) / no task can still be preempted inside
+ * a boosted slot (RCU-tasks; called after synchronize_rcu, so a no-op without preemption). */
 void okp_seam_synchronize_rcu(void);
 void okp_seam_synchronize_tasks(void);
 

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A module whose text guest scripts probe. Writing N to /sys/kernel/debug/okp_target/call
+ * calls okp_target_fn N times; reading it gives the last result (so a script can check that
+ * probed code still computes (x + 1) * 2).
+ */
+#include <linux/debugfs.h>
+#include <linux/module.h>
+
+unsigned long okp_target_fn(unsigned long x);
+
+static struct dentry *dir;
+static u64 last;
+
+static int call_set(void *data, u64 n)
+{
+	u64 i;
+
+	for (i = 0; i < n; i++)
+		last = okp_target_fn(i + 20);
+	return 0;
+}
+
+static int call_get(void *data, u64 *val)
+{
+	*val = last;
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(call_fops, call_get, call_set, "%llu\n");
+
+static int __init okp_target_init(void)
+{
+	dir = debugfs_create_dir("okp_target", NULL);
+	debugfs_create_file("call", 0600, dir, NULL, &call_fops);
+	return 0;
+}
+
+static void __exit okp_target_exit(void)
+{
+	debugfs_remove(dir);
+}
+
+module_init(okp_target_init);
+module_exit(okp_target_exit);
+MODULE_LICENSE("GPL");
