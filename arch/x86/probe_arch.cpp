@@ -17,8 +17,11 @@ bool same(const char* a, const char* b) {
 // breakpoint: the decode may walk over it.
 bool ends_flow(const char* mnemonic) { return same(mnemonic, "ret") || same(mnemonic, "jmp"); }
 
+// endbr64, and the poison 6.1 writes over sealed (never indirectly called) ones: the 4-byte
+// `osp nopl (%rax)`, unique to former ENDBR sites (later kernels use 0f 1f 40 d6).
 bool is_landing_pad(const u8* b) {
   return (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) ||
+         (b[0] == 0x66 && b[1] == 0x0f && b[2] == 0x1f && b[3] == 0x00) ||
          (b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x40 && b[3] == 0xd6);
 }
 

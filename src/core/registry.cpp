@@ -239,7 +239,7 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
   site->plan = plan.release_value();
   usize len = arch::insn_length(site->plan);
   if (const char* owner = okp_seam_text_owner(addr, len)) {
-    okp_seam_format(reason, reason_len, "the instruction at %#lx belongs to a %s", addr, owner);
+    okp_seam_format(reason, reason_len, "the instruction at %#lx is owned by: %s", addr, owner);
     release_site(*site, false);
     return Error(Errno::kBusy, "another patching user owns the text");
   }

@@ -30,6 +30,7 @@ struct okp_ksyms {
 	void (*text_poke_sync)(void);
 	int (*alternatives_text_reserved)(void *start, void *end);
 	unsigned long text_mutex;
+	unsigned long kprobe_table;	/* the kernel's kprobes' hash, read-only */
 	unsigned long _stext, _etext, _sinittext, _einittext;
 	unsigned long __kprobes_text_start, __kprobes_text_end;
 	unsigned long __entry_text_start, __entry_text_end;

@@ -54,6 +54,7 @@ static struct okp_ksym_want okp_wanted[] = {
 	WANT_FN(alternatives_text_reserved),
 #endif
 	WANT_DATA(text_mutex),
+	WANT_DATA(kprobe_table),
 	WANT_DATA(_stext),
 	WANT_DATA(_etext),
 	WANT_DATA(_sinittext),

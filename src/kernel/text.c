@@ -7,6 +7,8 @@
 
 #include <linux/bug.h>
 #include <linux/extable.h>
+#include <linux/hash.h>
+#include <linux/kprobes.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -168,11 +170,46 @@ int okp_seam_locate(const char *symbol_name, okp_addr_t addr, unsigned int offse
 	return 0;
 }
 
+#ifdef CONFIG_KPROBES
+/*
+ * Is the kernel's own kprobe at addr? An int3 says so, but an optimized kprobe is a jump,
+ * so look in kprobes' hash (read-only, under RCU as its own readers do). Its size is
+ * private to kernel/kprobes.c: 6.1 uses 6 bits.
+ */
+#define OKP_KERNEL_KPROBE_HASH_BITS 6
+
+static bool okp_kernel_kprobe_at(unsigned long addr)
+{
+	struct hlist_head *table = (struct hlist_head *)okp_ksyms.kprobe_table;
+	struct kprobe *p;
+	bool found = false;
+
+	if (!table)
+		return false;
+	rcu_read_lock();
+	hlist_for_each_entry_rcu(p, &table[hash_ptr((void *)addr, OKP_KERNEL_KPROBE_HASH_BITS)], hlist) {
+		if ((unsigned long)p->addr == addr) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+#else
+static bool okp_kernel_kprobe_at(unsigned long addr)
+{
+	return false;
+}
+#endif
+
 const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len)
 {
 	void *start = (void *)addr, *end = (void *)(addr + len - 1);
 	const char *owner = NULL;
 
+	if (okp_kernel_kprobe_at(addr))
+		return "kernel kprobe (possibly optimized into a jump)";
 	/* jump_label_text_reserved takes jump_label_mutex; the others are lookups. */
 	if (okp_ksyms.jump_label_text_reserved && okp_ksyms.jump_label_text_reserved(start, end))
 		return "jump label";

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okprobes against the kernel's own kprobes, in one boot (tests/bench/run, `make bench`).
+ *
+ * Everything runs in module init and prints parseable lines; the guest script rmmods the
+ * module afterwards.
+ *
+ * 1. Hit cost. A loop calls okp_bench_target() (okp_bench_text.S) `calls` times, with a
+ *    probe on its first instruction (`mov %rdi,%rax`, after the ENDBR64) in one of five
+ *    states, run in this interleaved order for `warmup` + `rounds` rounds:
+ *      none          no probe
+ *      kernel-boost  register_kprobe(), pre_handler only: the copy returns by a jmp (boosted)
+ *      kernel-step   register_kprobe(), pre_handler + post_handler: a second int3 ends the step
+ *      okp-boost     okp_register_kprobe(), pre_handler only
+ *      okp-step      okp_register_kprobe(), pre_handler + post_handler
+ *    The probe is registered before its run and unregistered after, outside the timing. Per
+ *    state: the median ns per call over the rounds, the overhead per hit (median minus the
+ *    median of `none`), hits/s, and the okprobes/kernel ratios for boost and step.
+ *    Checked on every run: each call was one hit (pre, and post when set), nothing missed,
+ *    the target's result is right, the kernel probe is boosted or not as intended and never
+ *    optimized (the guest writes 0 to /proc/sys/debug/kprobes-optimization first; it is read
+ *    back here), and okprobes says why a probe is not boosted exactly when it has a post
+ *    handler. Any failure prints a BENCH-ERROR line.
+ * 2. Registration cost. register_kprobes() + unregister_kprobes() against
+ *    okp_register_kprobes() + okp_unregister_kprobes() of 1, 100 and 1000 probes at distinct
+ *    instructions, pre_handler only, `reg_reps` times each (alternating which framework goes
+ *    first), in two layouts: "dense" (consecutive instructions of one function, as a script
+ *    probing every line of a function would) and "spread" (one probe per function). Timed
+ *    separately: registration and unregistration; between them every probe is hit once.
+ *
+ * Output lines (all start with BENCH; values are integers or fixed-point decimals):
+ *   BENCH-INFO key=value ...
+ *   BENCH-RUN round=R state=S ns=T
+ *   BENCH state=S calls=N rounds=R ns_per_call=X min_ns_per_call=X max_ns_per_call=X
+ *         overhead_ns=X hits_per_s=N
+ *   BENCH-RATIO mode=boost|step overhead=X ns_per_call=X overhead_of_min=X
+ *         overhead_per_round=X
+ *         (okprobes / kernel: of the medians; of the overheads computed from the fastest run
+ *         of each state; the median over rounds of each round's overhead ratio)
+ *   BENCH-REG layout=L n=N framework=kernel|okprobes reg_ns=T unreg_ns=T total_ns=T
+ *   BENCH-REG-RATIO layout=L n=N reg=X unreg=X total=X          (okprobes / kernel)
+ *   BENCH-ERROR what went wrong
+ *   BENCH-DONE errors=E
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/kprobes.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/string.h>
+#include <okprobes/okprobes.h>
+
+/* okp_bench_text.S */
+#define OKP_BENCH_DENSE 1024
+#define OKP_BENCH_SPREAD 1024
+#define OKP_BENCH_DENSE_INSN_LEN 3	/* mov %rdi,%rax */
+unsigned long okp_bench_target(unsigned long x);
+unsigned long okp_bench_dense(unsigned long x);
+extern const unsigned long okp_bench_spread_fns[OKP_BENCH_SPREAD];
+
+static unsigned long calls = 200000;
+module_param(calls, ulong, 0444);
+MODULE_PARM_DESC(calls, "calls of the target per run");
+static unsigned int rounds = 11;
+module_param(rounds, uint, 0444);
+MODULE_PARM_DESC(rounds, "measured rounds of the five interleaved runs (median taken)");
+static unsigned int warmup = 1;
+module_param(warmup, uint, 0444);
+MODULE_PARM_DESC(warmup, "rounds run first and not counted");
+static unsigned int reg_reps = 3;
+module_param(reg_reps, uint, 0444);
+MODULE_PARM_DESC(reg_reps, "repetitions of each registration measurement (median taken)");
+static unsigned int reg_max = 1000;
+module_param(reg_max, uint, 0444);
+MODULE_PARM_DESC(reg_max, "largest probe count of the registration benchmark (<= 1024)");
+
+#define MAX_ROUNDS 101
+
+enum bench_state { S_NONE, S_KBOOST, S_KSTEP, S_OBOOST, S_OSTEP, S_NR };
+static const char *const state_name[S_NR] = {
+	"none", "kernel-boost", "kernel-step", "okp-boost", "okp-step",
+};
+
+static unsigned int errors;
+#define bench_error(fmt, ...) \
+	do { errors++; pr_err("BENCH-ERROR " fmt "\n", ##__VA_ARGS__); } while (0)
+
+/* Handler counters: one CPU runs the loop, handlers run with interrupts off. */
+static unsigned long pre_hits, post_hits;
+static volatile unsigned long bench_sink;
+
+static int k_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	pre_hits++;
+	return 0;
+}
+NOKPROBE_SYMBOL(k_pre);
+
+static void k_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	post_hits++;
+}
+NOKPROBE_SYMBOL(k_post);
+
+static int o_pre(struct okp_kprobe *p, struct pt_regs *regs)
+{
+	pre_hits++;
+	return 0;
+}
+NOKPROBE_SYMBOL(o_pre);
+
+static void o_post(struct okp_kprobe *p, struct pt_regs *regs, unsigned long flags)
+{
+	post_hits++;
+}
+NOKPROBE_SYMBOL(o_post);
+
+/* The first instruction after the function's landing pad (ENDBR64, or its sealed poison). */
+static void *first_insn(const void *fn)
+{
+	static const u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const u8 poison[4] = { 0x0f, 0x1f, 0x40, 0xd6 };
+
+	if (!memcmp(fn, endbr64, 4) || !memcmp(fn, poison, 4))
+		return (void *)fn + 4;
+	return (void *)fn;
+}
+
+/* "12.345" from a value in thousandths (signed). */
+static const char *milli(char *buf, size_t len, s64 v)
+{
+	u64 a = v < 0 ? -v : v;
+
+	snprintf(buf, len, "%s%llu.%03llu", v < 0 ? "-" : "", a / 1000, a % 1000);
+	return buf;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static u64 median(u64 *v, unsigned int n)
+{
+	sort(v, n, sizeof(*v), cmp_u64, NULL);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* a / b in thousandths, 0 when b is not positive. */
+static s64 ratio_milli(s64 a, s64 b)
+{
+	return b > 0 ? div64_s64(a * 1000, b) : 0;
+}
+
+/* The sysctl the guest script set: the kernel exports no accessor for it. */
+static void check_optimization_sysctl(void)
+{
+	char buf[8] = "";
+	struct file *f = filp_open("/proc/sys/debug/kprobes-optimization", O_RDONLY, 0);
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (IS_ERR(f)) {
+		bench_error("cannot read /proc/sys/debug/kprobes-optimization (%ld)", PTR_ERR(f));
+		return;
+	}
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n > 0)
+		buf[n] = '\0';
+	strim(buf);
+	pr_info("BENCH-INFO kprobes_optimization=%s\n", buf);
+	if (strcmp(buf, "0"))
+		bench_error("kprobes optimization is on: write 0 to /proc/sys/debug/kprobes-optimization before loading");
+}
+
+/* The timed loop; the target returns its argument + 1. */
+static noinline u64 bench_loop(unsigned long n, unsigned long *sum)
+{
+	unsigned long i, acc = 0;
+	u64 t0, t1;
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++) {
+		acc += okp_bench_target(i);
+		if (unlikely(!(i & 0xffff)))
+			cond_resched();
+	}
+	t1 = ktime_get_ns();
+	*sum = acc;
+	return t1 - t0;
+}
+
+/* One run of one state; returns its time in ns, 0 on failure. */
+static u64 run_state(enum bench_state st, unsigned long n, bool first)
+{
+	static struct kprobe kp;
+	static struct okp_kprobe op;
+	void *addr = first_insn(okp_bench_target);
+	bool kernel = st == S_KBOOST || st == S_KSTEP;
+	bool okp = st == S_OBOOST || st == S_OSTEP;
+	bool step = st == S_KSTEP || st == S_OSTEP;
+	unsigned long sum;
+	u64 ns;
+	int ret;
+
+	memset(&kp, 0, sizeof(kp));
+	memset(&op, 0, sizeof(op));
+	if (kernel) {
+		kp.addr = addr;
+		kp.pre_handler = k_pre;
+		kp.post_handler = step ? k_post : NULL;
+		ret = register_kprobe(&kp);
+		if (ret) {
+			bench_error("state=%s register_kprobe at %pS: %d", state_name[st], addr, ret);
+			return 0;
+		}
+		if (kp.ainsn.boostable != !step)
+			bench_error("state=%s the kernel's probe is %sboosted", state_name[st],
+				    kp.ainsn.boostable ? "" : "not ");
+		/*
+		 * With CONFIG_OPTPROBES, register_kprobe() prepares a jump optimization even when
+		 * optimizing is off, and then serves the probe through an aggregate (its handlers
+		 * called by aggr_pre_handler/aggr_post_handler): kp is then on the aggregate's list.
+		 */
+		if (first)
+			pr_info("BENCH-INFO state=%s kernel_boostable=%u kernel_aggregate=%d\n",
+				state_name[st], kp.ainsn.boostable, !list_empty(&kp.list));
+	} else if (okp) {
+		op.addr = addr;
+		op.pre_handler = o_pre;
+		op.post_handler = step ? o_post : NULL;
+		ret = okp_register_kprobe(&op);
+		if (ret) {
+			bench_error("state=%s okp_register_kprobe at %pS: %d (%s)", state_name[st],
+				    addr, ret, okp_kprobe_reason(&op));
+			return 0;
+		}
+		/* okprobes gives a reason exactly when it does not boost. */
+		if (!!okp_kprobe_reason(&op)[0] != step)
+			bench_error("state=%s okprobes says \"%s\"", state_name[st],
+				    okp_kprobe_reason(&op));
+		if (first)
+			pr_info("BENCH-INFO state=%s okp_reason=\"%s\"\n", state_name[st],
+				okp_kprobe_reason(&op));
+	}
+	/* Let a kprobe optimizer that should not be on (delay: 5 jiffies) show itself. */
+	msleep(30);
+
+	pre_hits = post_hits = 0;
+	ns = bench_loop(n, &sum);
+	bench_sink = sum;
+
+	if (sum != n * (n + 1) / 2)
+		bench_error("state=%s the target computed %lu, not %lu", state_name[st], sum,
+			    n * (n + 1) / 2);
+	if (st != S_NONE && pre_hits != n)
+		bench_error("state=%s %lu pre-handler hits for %lu calls", state_name[st], pre_hits, n);
+	if (post_hits != (step ? n : 0))
+		bench_error("state=%s %lu post-handler hits for %lu calls", state_name[st], post_hits,
+			    n);
+	if (kernel) {
+		if (kp.flags & KPROBE_FLAG_OPTIMIZED)
+			bench_error("state=%s the kernel's kprobe is OPTIMIZED (jump), not int3",
+				    state_name[st]);
+		if (kp.nmissed)
+			bench_error("state=%s kprobe nmissed=%lu", state_name[st], kp.nmissed);
+		unregister_kprobe(&kp);
+	} else if (okp) {
+		if (op.nhit != n || op.nmissed)
+			bench_error("state=%s okprobes nhit=%lu nmissed=%lu for %lu calls",
+				    state_name[st], op.nhit, op.nmissed, n);
+		okp_unregister_kprobe(&op);
+	}
+	cond_resched();
+	return ns;
+}
+
+static void bench_hits(void)
+{
+	static u64 times[S_NR][MAX_ROUNDS], sorted[MAX_ROUNDS], per_round[MAX_ROUNDS];
+	u64 med_ps[S_NR] = {}, min_ps[S_NR] = {};
+	char a[32], b[32], c[32], d[32];
+	unsigned int r, s;
+
+	for (r = 0; r < warmup + rounds; r++) {
+		for (s = 0; s < S_NR; s++) {
+			u64 ns = run_state(s, calls, r == 0);
+
+			if (!ns)
+				return;
+			if (r >= warmup)
+				times[s][r - warmup] = ns;
+		}
+	}
+	for (r = 0; r < rounds; r++)
+		for (s = 0; s < S_NR; s++)
+			pr_info("BENCH-RUN round=%u state=%s ns=%llu\n", r, state_name[s], times[s][r]);
+
+	for (s = 0; s < S_NR; s++) {
+		u64 med;
+
+		memcpy(sorted, times[s], rounds * sizeof(u64));
+		med = median(sorted, rounds);
+		/* picoseconds per call */
+		med_ps[s] = div64_u64(med * 1000, calls);
+		min_ps[s] = div64_u64(sorted[0] * 1000, calls);
+		pr_info("BENCH state=%s calls=%lu rounds=%u ns_per_call=%s min_ns_per_call=%s max_ns_per_call=%s overhead_ns=%s hits_per_s=%llu\n",
+			state_name[s], calls, rounds, milli(a, sizeof(a), med_ps[s]),
+			milli(b, sizeof(b), div64_u64(sorted[0] * 1000, calls)),
+			milli(c, sizeof(c), div64_u64(sorted[rounds - 1] * 1000, calls)),
+			milli(d, sizeof(d), (s64)med_ps[s] - (s64)med_ps[S_NONE]),
+			s == S_NONE ? 0 : div64_u64((u64)calls * NSEC_PER_SEC, med));
+	}
+	/*
+	 * Host noise (the TCG guest shares the host's CPUs) only ever slows a run down, and it
+	 * comes in bursts longer than a run. Two estimates resist it: the ratio of the fastest
+	 * runs, and the median over rounds of each round's own ratio (its runs are adjacent).
+	 */
+	for (s = 0; s < 2; s++) {
+		enum bench_state ok = s ? S_OSTEP : S_OBOOST, ke = s ? S_KSTEP : S_KBOOST;
+
+		for (r = 0; r < rounds; r++) {
+			s64 o = (s64)times[ok][r] - (s64)times[S_NONE][r];
+			s64 k = (s64)times[ke][r] - (s64)times[S_NONE][r];
+
+			per_round[r] = max_t(s64, ratio_milli(o, k), 0);
+		}
+		pr_info("BENCH-RATIO mode=%s overhead=%s ns_per_call=%s overhead_of_min=%s overhead_per_round=%s\n",
+			s ? "step" : "boost",
+			milli(a, sizeof(a), ratio_milli(med_ps[ok] - med_ps[S_NONE],
+							med_ps[ke] - med_ps[S_NONE])),
+			milli(b, sizeof(b), ratio_milli(med_ps[ok], med_ps[ke])),
+			milli(c, sizeof(c), ratio_milli(min_ps[ok] - min_ps[S_NONE],
+							min_ps[ke] - min_ps[S_NONE])),
+			milli(d, sizeof(d), median(per_round, rounds)));
+	}
+}
+
+enum layout { L_DENSE, L_SPREAD, L_NR };
+static const char *const layout_name[L_NR] = { "dense", "spread" };
+
+static void *reg_addr(enum layout l, unsigned int i)
+{
+	if (l == L_DENSE)
+		return first_insn(okp_bench_dense) + i * OKP_BENCH_DENSE_INSN_LEN;
+	return first_insn((void *)okp_bench_spread_fns[i]);
+}
+
+/* Every probe once, outside the timing: proves they were all live. */
+static void hit_all(enum layout l, unsigned int n)
+{
+	unsigned int i;
+
+	if (l == L_DENSE) {
+		bench_sink = okp_bench_dense(0);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		bench_sink = ((unsigned long (*)(unsigned long))okp_bench_spread_fns[i])(0);
+}
+
+struct reg_arrays {
+	struct kprobe *k;
+	struct kprobe **kp;
+	struct okp_kprobe *o;
+	struct okp_kprobe **op;
+};
+
+/* One register-all + unregister-all; false on failure. */
+static bool reg_once(struct reg_arrays *ra, bool okp, enum layout l, unsigned int n,
+		     u64 *reg_ns, u64 *unreg_ns)
+{
+	const char *fw = okp ? "okprobes" : "kernel";
+	unsigned int i;
+	u64 t0, t1, t2;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (okp) {
+			memset(&ra->o[i], 0, sizeof(ra->o[i]));
+			ra->o[i].addr = reg_addr(l, i);
+			ra->o[i].pre_handler = o_pre;
+			ra->op[i] = &ra->o[i];
+		} else {
+			memset(&ra->k[i], 0, sizeof(ra->k[i]));
+			ra->k[i].addr = reg_addr(l, i);
+			ra->k[i].pre_handler = k_pre;
+			ra->kp[i] = &ra->k[i];
+		}
+	}
+	t0 = ktime_get_ns();
+	ret = okp ? okp_register_kprobes(ra->op, n) : register_kprobes(ra->kp, n);
+	t1 = ktime_get_ns();
+	if (ret) {
+		bench_error("layout=%s n=%u framework=%s registration failed: %d", layout_name[l], n,
+			    fw, ret);
+		return false;
+	}
+	pre_hits = 0;
+	hit_all(l, n);
+	if (pre_hits != n)
+		bench_error("layout=%s n=%u framework=%s %lu hits after registering, not %u",
+			    layout_name[l], n, fw, pre_hits, n);
+	t2 = ktime_get_ns();
+	if (okp)
+		okp_unregister_kprobes(ra->op, n);
+	else
+		unregister_kprobes(ra->kp, n);
+	*unreg_ns = ktime_get_ns() - t2;
+	*reg_ns = t1 - t0;
+	cond_resched();
+	return true;
+}
+
+static void bench_registration(void)
+{
+	static const unsigned int counts[] = { 1, 100, 1000 };
+	unsigned int max = min_t(unsigned int, reg_max, min(OKP_BENCH_DENSE, OKP_BENCH_SPREAD));
+	struct reg_arrays ra = {};
+	u64 *v = kcalloc(6 * reg_reps, sizeof(u64), GFP_KERNEL);
+	unsigned int ci, rep;
+	enum layout l;
+
+	ra.k = kcalloc(max, sizeof(*ra.k), GFP_KERNEL);
+	ra.kp = kcalloc(max, sizeof(*ra.kp), GFP_KERNEL);
+	ra.o = kcalloc(max, sizeof(*ra.o), GFP_KERNEL);
+	ra.op = kcalloc(max, sizeof(*ra.op), GFP_KERNEL);
+	if (!v || !ra.k || !ra.kp || !ra.o || !ra.op) {
+		bench_error("out of memory for the registration benchmark");
+		goto out;
+	}
+	for (l = 0; l < L_NR; l++) {
+		for (ci = 0; ci < ARRAY_SIZE(counts) && counts[ci] <= max; ci++) {
+			unsigned int n = counts[ci];
+			/* v: [fw][reg|unreg|total][rep] */
+			u64 *kreg = v, *kunreg = v + reg_reps, *ktot = v + 2 * reg_reps;
+			u64 *oreg = v + 3 * reg_reps, *ounreg = v + 4 * reg_reps, *otot = v + 5 * reg_reps;
+			u64 km[3], om[3];
+			char a[32], b[32], c[32];
+
+			for (rep = 0; rep < reg_reps; rep++) {
+				bool okp_first = rep & 1;
+				int k;
+
+				for (k = 0; k < 2; k++) {
+					bool okp = okp_first ? k == 0 : k == 1;
+					u64 *r = okp ? oreg : kreg, *u = okp ? ounreg : kunreg;
+					u64 *t = okp ? otot : ktot;
+
+					if (!reg_once(&ra, okp, l, n, &r[rep], &u[rep]))
+						goto out;
+					t[rep] = r[rep] + u[rep];
+				}
+			}
+			km[0] = median(kreg, reg_reps);
+			km[1] = median(kunreg, reg_reps);
+			km[2] = median(ktot, reg_reps);
+			om[0] = median(oreg, reg_reps);
+			om[1] = median(ounreg, reg_reps);
+			om[2] = median(otot, reg_reps);
+			pr_info("BENCH-REG layout=%s n=%u framework=kernel reg_ns=%llu unreg_ns=%llu total_ns=%llu\n",
+				layout_name[l], n, km[0], km[1], km[2]);
+			pr_info("BENCH-REG layout=%s n=%u framework=okprobes reg_ns=%llu unreg_ns=%llu total_ns=%llu\n",
+				layout_name[l], n, om[0], om[1], om[2]);
+			pr_info("BENCH-REG-RATIO layout=%s n=%u reg=%s unreg=%s total=%s\n",
+				layout_name[l], n, milli(a, sizeof(a), ratio_milli(om[0], km[0])),
+				milli(b, sizeof(b), ratio_milli(om[1], km[1])),
+				milli(c, sizeof(c), ratio_milli(om[2], km[2])));
+		}
+	}
+out:
+	kfree(ra.op);
+	kfree(ra.o);
+	kfree(ra.kp);
+	kfree(ra.k);
+	kfree(v);
+}
+
+static int __init okp_bench_init(void)
+{
+	if (okp_api_version() != OKP_API_VERSION) {
+		pr_err("BENCH-ERROR okprobes API %u, built for %u\n", okp_api_version(),
+		       OKP_API_VERSION);
+		return -EPROTO;
+	}
+	if (!rounds || rounds > MAX_ROUNDS || !calls || !reg_reps) {
+		pr_err("BENCH-ERROR bad parameters (rounds 1..%d, calls and reg_reps > 0)\n",
+		       MAX_ROUNDS);
+		return -EINVAL;
+	}
+	pr_info("BENCH-INFO calls=%lu rounds=%u warmup=%u reg_reps=%u reg_max=%u target=%pS probe=%pS\n",
+		calls, rounds, warmup, reg_reps, reg_max, okp_bench_target,
+		first_insn(okp_bench_target));
+	check_optimization_sysctl();
+	bench_hits();
+	bench_registration();
+	pr_info("BENCH-DONE errors=%u\n", errors);
+	return 0;
+}
+
+static void __exit okp_bench_exit(void)
+{
+}
+
+module_init(okp_bench_init);
+module_exit(okp_bench_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobes benchmark: hit and registration cost against the kernel's kprobes");

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Probed text of the benchmark (tests/bench/okp_bench.c), in assembly so that both frameworks
+ * see exactly the same instructions and none of them is an ftrace site (no -pg here):
+ *
+ *   okp_bench_target   the hit target: the probe goes on its first real instruction (after
+ *                      the ENDBR64 landing pad), a plain `mov %rdi,%rax` both the kernel's
+ *                      kprobes (can_boost) and okprobes (may_boost) boost.
+ *   okp_bench_dense    OKP_BENCH_DENSE `mov %rdi,%rax` (3 bytes each) in one function: the
+ *                      registration benchmark puts one probe on each of the first N.
+ *   okp_bench_fn_<i>   OKP_BENCH_SPREAD one-instruction functions, listed in
+ *                      okp_bench_spread_fns[]: the same benchmark with one probe per function.
+ */
+#include <linux/linkage.h>
+
+#define OKP_BENCH_DENSE 1024
+#define OKP_BENCH_SPREAD 1024
+
+	.text
+
+/* unsigned long okp_bench_target(unsigned long x): returns x + 1. */
+SYM_FUNC_START(okp_bench_target)
+	mov	%rdi, %rax
+	add	$1, %rax
+	RET
+SYM_FUNC_END(okp_bench_target)
+
+/* unsigned long okp_bench_dense(unsigned long x): returns x; never called. */
+SYM_FUNC_START(okp_bench_dense)
+	.rept OKP_BENCH_DENSE
+	mov	%rdi, %rax
+	.endr
+	RET
+SYM_FUNC_END(okp_bench_dense)
+
+.macro okp_bench_fn okpidx
+SYM_FUNC_START(okp_bench_fn_\okpidx)
+	mov	%rdi, %rax
+	RET
+SYM_FUNC_END(okp_bench_fn_\okpidx)
+.endm
+
+.macro okp_bench_fn_ref okpidx
+	.quad	okp_bench_fn_\okpidx
+.endm
+
+	.altmacro
+	.set	okp_bench_i, 0
+	.rept	OKP_BENCH_SPREAD
+	okp_bench_fn %okp_bench_i
+	.set	okp_bench_i, okp_bench_i + 1
+	.endr
+
+	.section .rodata, "a"
+	.balign 8
+SYM_DATA_START(okp_bench_spread_fns)
+	.set	okp_bench_i, 0
+	.rept	OKP_BENCH_SPREAD
+	okp_bench_fn_ref %okp_bench_i
+	.set	okp_bench_i, okp_bench_i + 1
+	.endr
+SYM_DATA_END(okp_bench_spread_fns)
+	.noaltmacro

@@ -1,0 +1,104 @@
+# Guest script (busybox sh, x86-64): breakpoint and ftrace probes end to end, through the
+# sample and the test modules copied to /okp: debugfs list/enabled/blacklist/refused, a probe
+# on a second module's text until it is unloaded ([GONE]), coexistence with the kernel's own
+# kprobes and with the function tracer, and (STRESS_CYCLES set) the stress module.
+# Prints TAP lines; exits non-zero if any check failed.
+n=0 failed=0
+check() { # description, then a command
+  desc=$1; shift; n=$((n + 1))
+  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
+}
+d=/sys/kernel/debug/okprobes
+call=/sys/kernel/debug/okp_target/call
+kk=/sys/module/okp_kk/parameters
+hits() { sed -n "s/.* $1+.* hits=\([0-9]*\).*/\1/p" $d/list | head -1; }
+gt() { [ "${1:-0}" -gt "$2" ]; }
+is() { [ "$1" = "$2" ]; }
+busy() { ! insmod "$@" 2>/tmp/err && grep -q 'resource busy' /tmp/err; }
+
+# 1. The sample on its default, kernel_clone: a function entry, served by ftrace.
+check "sample registers on kernel_clone" insmod /okp/okprobe_example.ko
+check "list: ADDR  k  kernel_clone+0x0 (+0x4 after ENDBR) [FTRACE] hits=N nmissed=N" \
+  grep -Eq '^[0-9a-f]{16}  k  kernel_clone\+0x[04] \[FTRACE\] hits=[0-9]+ nmissed=0' $d/list
+sh -c true; sh -c true
+check "the sample's probe counts hits" gt "$(hits kernel_clone)" 0
+echo 0 > $d/enabled; h0=$(hits kernel_clone); sh -c true; sh -c true; h1=$(hits kernel_clone)
+check "enabled=0 disarms: no hits" is "$h0" "$h1"
+echo 1 > $d/enabled; sh -c true; h2=$(hits kernel_clone)
+check "enabled=1 re-arms: hits again" gt "$h2" "$h1"
+check "enabled refuses 2" sh -c "! echo 2 > $d/enabled"
+rmmod okprobe_example
+check "list is empty after unregistering" sh -c "[ ! -s $d/list ]"
+
+# 2. The blacklist: every source, in the documented format.
+check "blacklist lines are 0xSTART-0xEND<TAB>SYMBOL<TAB>[SOURCE]" \
+  sh -c "! grep -Ev '^0x[0-9a-f]{16}-0x[0-9a-f]{16}	[^	]+	\[[^]]+\]$' $d/blacklist"
+check "blacklist has NOKPROBE_SYMBOL functions" grep -q '	\[_kprobe_blacklist\]$' $d/blacklist
+check "blacklist has .entry.text" grep -q '\[\.entry\.text\]' $d/blacklist
+check "blacklist has .noinstr.text" grep -q '\[\.noinstr\.text\]' $d/blacklist
+check "blacklist has okprobes itself" grep -q '\[okprobes\]' $d/blacklist
+check "blacklist has the built-in trap path" grep -q '	exc_int3	\[built-in\]' $d/blacklist
+insmod /okp/okprobe_example.ko symbol=exc_int3 2>/dev/null
+check "a blacklisted symbol is refused, and debugfs refused says why" \
+  grep -q 'exc_int3+0x0	-22	.*blacklisted' $d/refused
+insmod /okp/okprobe_example.ko symbol=no_such_symbol_okp 2>/dev/null
+check "an unknown symbol is refused with -ENOENT" grep -q 'no_such_symbol_okp+0x0	-2	' $d/refused
+
+# 3. A probe on a second module's text, until that module goes away.
+insmod /okp/okp_target.ko
+check "probe on a module's text registers" insmod /okp/okprobe_example.ko symbol=okp_target_body
+echo 5 > $call
+check "it counts exactly 5 hits for 5 calls" is "$(hits okp_target_body)" 5
+check "the probed module still computes (24 + 1) * 2" is "$(cat $call)" 50
+check "list names the module" grep -q ' okp_target_body+0x0 \[okp_target\] hits=5 ' $d/list
+rmmod okp_target
+check "after the module is unloaded the probe shows [GONE]" \
+  grep -q 'okp_target_body+0x0 \[okp_target\] \[GONE\].*reason="module okp_target was unloaded' $d/list
+check "a [GONE] probe unregisters cleanly" rmmod okprobe_example
+check "list is empty again" sh -c "[ ! -s $d/list ]"
+
+# 4. The kernel's own kprobes beside okprobes.
+insmod /okp/okp_target.ko
+insmod /okp/okp_kk.ko symbol=okp_target_second
+insmod /okp/okprobe_example.ko symbol=okp_target_body
+echo 5 > $call
+check "kernel kprobe registers one instruction after an okprobe" is "$(cat $kk/result)" 0
+check "the kernel kprobe fires 5 times" is "$(cat $kk/hits)" 5
+check "the okprobe fires 5 times" is "$(hits okp_target_body)" 5
+check "and the function's result is unchanged" is "$(cat $call)" 50
+rmmod okprobe_example; rmmod okp_kk
+insmod /okp/okp_kk.ko symbol=okp_target_body
+check "okprobe on a kernel kprobe's address: -EBUSY" busy /okp/okprobe_example.ko symbol=okp_target_body
+rmmod okp_kk
+insmod /okp/okprobe_example.ko symbol=okp_target_body
+insmod /okp/okp_kk.ko symbol=okp_target_body
+check "kernel kprobe on an okprobe's address is refused by the kernel" sh -c "[ $(cat $kk/result) -lt 0 ]"
+rmmod okp_kk; rmmod okprobe_example; rmmod okp_target
+
+# 5. A function-entry probe beside the function tracer.
+t=/sys/kernel/tracing
+mount -t tracefs nodev $t 2>/dev/null
+if [ -w $t/current_tracer ] && grep -qw function $t/available_tracers; then
+  echo kernel_clone > $t/set_ftrace_filter
+  echo function > $t/current_tracer
+  insmod /okp/okprobe_example.ko
+  sh -c true; sh -c true
+  check "the function tracer records kernel_clone beside the okprobe" grep -q kernel_clone $t/trace
+  check "the okprobe on kernel_clone fires under the function tracer" gt "$(hits kernel_clone)" 0
+  rmmod okprobe_example
+  echo nop > $t/current_tracer
+  echo > $t/set_ftrace_filter
+else
+  check "function tracer available" false
+fi
+
+# 6. Stress: callers vs. registrars (see tests/vm/modules/stress.c).
+if [ -n "${STRESS_CYCLES:-}" ]; then
+  insmod /okp/okp_stress.ko min_cycles=$STRESS_CYCLES calls=${STRESS_CALLS:-1000000}
+  line=$(dmesg | grep OKP-STRESS | tail -1); echo "$line"
+  check "stress: exact count, real results, no failed registration" sh -c "echo '$line' | grep -q 'OKP-STRESS: PASS'"
+  rmmod okp_stress
+fi
+
+echo "1..$n"
+[ $failed = 0 ]
