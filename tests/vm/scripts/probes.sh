@@ -48,12 +48,12 @@ check "an unknown symbol is refused with -ENOENT" grep -q 'no_such_symbol_okp+0x
 insmod /okp/okp_target.ko
 check "probe on a module's text registers" insmod /okp/okprobe_example.ko symbol=okp_target_body
 echo 5 > $call
-check "it counts exactly 5 hits for 5 calls" is "$(hits okp_target_body)" 5
+check "it counts exactly 5 hits for 5 calls" is "$(hits 'okp_target_[a-z]*')" 5
 check "the probed module still computes (24 + 1) * 2" is "$(cat $call)" 50
-check "list names the module" grep -q ' okp_target_body+0x0 \[okp_target\] hits=5 ' $d/list
+check "list names the module" grep -q ' okp_target_[a-z]*+0x0 \[okp_target\] hits=5 ' $d/list
 rmmod okp_target
 check "after the module is unloaded the probe shows [GONE]" \
-  grep -q 'okp_target_body+0x0 \[okp_target\] \[GONE\].*reason="module okp_target was unloaded' $d/list
+  grep -q 'okp_target_[a-z]*+0x0 \[okp_target\] \[GONE\].*reason="module okp_target was unloaded' $d/list
 check "a [GONE] probe unregisters cleanly" rmmod okprobe_example
 check "list is empty again" sh -c "[ ! -s $d/list ]"
 
@@ -64,7 +64,7 @@ insmod /okp/okprobe_example.ko symbol=okp_target_body
 echo 5 > $call
 check "kernel kprobe registers one instruction after an okprobe" is "$(cat $kk/result)" 0
 check "the kernel kprobe fires 5 times" is "$(cat $kk/hits)" 5
-check "the okprobe fires 5 times" is "$(hits okp_target_body)" 5
+check "the okprobe fires 5 times" is "$(hits 'okp_target_[a-z]*')" 5
 check "and the function's result is unchanged" is "$(cat $call)" 50
 rmmod okprobe_example; rmmod okp_kk
 insmod /okp/okp_kk.ko symbol=okp_target_body
