@@ -57,6 +57,22 @@ ErrorOr<void> Registry::init() {
   return {};
 }
 
+okp_addr_t Registry::allocate_slot() {
+  okp_addr_t slot = slots_.allocate();
+  if (!slot && dirty_count_) {
+    collect_dirty_slots();
+    slot = slots_.allocate();
+  }
+  return slot;
+}
+
+void Registry::collect_dirty_slots() {
+  if (!dirty_count_) return;
+  okp_seam_synchronize_tasks();
+  for (usize i = 0; i < dirty_count_; ++i) slots_.release(dirty_slots_[i]);
+  dirty_count_ = 0;
+}
+
 void Registry::exit() {
   // Clients hold references to okprobes while they have probes, so nothing is registered
   // here; anything left is a client bug we clean up after rather than leave armed.
@@ -67,6 +83,7 @@ void Registry::exit() {
     okp_seam_log(OKP_LOG_WARNING, "a probe was still registered at unload: removing it");
     unregister_probe(rec->kp);
   }
+  collect_dirty_slots();  // the slot area is freed with okprobes' text
   blacklist_.clear();
 }
 
@@ -223,7 +240,7 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
     return site;
   }
 
-  site->step_slot = slots_.allocate();
+  site->step_slot = allocate_slot();
   if (!site->step_slot) {
     destroy(site);
     okp_seam_format(reason, reason_len, "all %lu out-of-line slots are in use",
@@ -264,7 +281,7 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
     arch::build_slot(site->plan, addr, original, site->step_slot, false, image);
     int err = okp_seam_patch_text(site->step_slot, image, nullptr, sizeof(image));
     if (!err && arch::boostable(site->plan)) {
-      site->boost_slot = slots_.allocate();
+      site->boost_slot = allocate_slot();
       if (site->boost_slot) {
         // The displacement fix-up is per slot; check the second slot is in reach too.
         auto again = arch::check_and_plan(addr, info.func_start, info.func_size, site->boost_slot,
@@ -340,12 +357,12 @@ void Registry::update_site(Site& site) {
 }
 
 void Registry::release_site(Site& site, bool wait) {
-  if (wait) {
-    okp_seam_synchronize_rcu();
-    if (site.boost_slot) okp_seam_synchronize_tasks();
-  }
+  if (wait) okp_seam_synchronize_rcu();
   slots_.release(site.step_slot);
-  slots_.release(site.boost_slot);
+  if (site.boost_slot) {
+    if (dirty_count_ == kMaxDirty) collect_dirty_slots();
+    dirty_slots_[dirty_count_++] = site.boost_slot;
+  }
   destroy(&site);
 }
 
@@ -383,10 +400,7 @@ void Registry::unregister_probe(okp_kprobe* kp) {
   // No CPU may still be running this probe's handlers when the caller frees it, nor be
   // stepping the site's slot (that runs with interrupts off: an RCU reader too).
   okp_seam_synchronize_rcu();
-  if (last) {
-    if (!site.gone && site.boost_slot) okp_seam_synchronize_tasks();
-    release_site(site, false);
-  }
+  if (last) release_site(site, false);  // its boosted slot waits in dirty_slots_
   destroy(rec);
   kp->okp_core = nullptr;
 }

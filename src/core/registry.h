@@ -92,6 +92,13 @@ class Registry {
   ProbeRecord* registered_ = nullptr;  // registration order
   Blacklist blacklist_;
   SlotPool<arch::kSlotSize> slots_;
+  // Boosted slots a preempted task may still be running: freed in batches after one
+  // RCU-tasks grace period (which can take seconds), when the pool runs dry or at exit.
+  okp_addr_t allocate_slot();
+  void collect_dirty_slots();
+  static constexpr usize kMaxDirty = 256;
+  okp_addr_t dirty_slots_[kMaxDirty] = {};
+  usize dirty_count_ = 0;
 
   // The last refusals, for debugfs `refused` (the probe struct may be gone by then).
   static constexpr usize kRefusals = 16;

@@ -8,6 +8,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
@@ -60,6 +61,9 @@ static int caller(void *arg)
 			atomic_long_inc(&wrong_results);
 		if ((i & 63) == 0)
 			cond_resched();
+		/* A real sleep now and then: RCU-tasks waits for voluntary switches. */
+		if ((i & 16383) == 0)
+			usleep_range(10, 20);
 	}
 	atomic_long_add(i, &total_calls);
 	if (atomic_dec_and_test(&running))
