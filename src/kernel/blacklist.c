@@ -56,23 +56,11 @@ static bool okp_builtin_match(const char *name)
 /* Adds the whole symbol at addr (its size from kallsyms). */
 static void okp_blacklist_symbol(unsigned long addr, const char *source, const void *owner)
 {
-	char buf[KSYM_SYMBOL_LEN];
-	unsigned long off = 0, size = 0;
-	char *plus, *slash, *sp;
+	char name[KSYM_NAME_LEN];
+	unsigned long start, size;
 
-	sprint_symbol(buf, addr);
-	plus = strrchr(buf, '+');
-	slash = plus ? strchr(plus, '/') : NULL;
-	if (!plus || !slash)
-		return;
-	*plus = '\0';
-	*slash = '\0';
-	sp = strchr(slash + 1, ' ');
-	if (sp)
-		*sp = '\0';
-	if (kstrtoul(plus + 1, 0, &off) || kstrtoul(slash + 1, 0, &size) || !size)
-		return;
-	okp_core_blacklist_add(addr - off, addr - off + size, buf, source, owner);
+	if (okp_symbol_extent(addr, name, sizeof(name), &start, &size) && size)
+		okp_core_blacklist_add(start, start + size, name, source, owner);
 }
 
 static void okp_blacklist_range(unsigned long start, unsigned long end, const char *name,

@@ -41,6 +41,8 @@ struct okp_ksyms {
 extern struct okp_ksyms okp_ksyms;
 
 int okp_symbols_init(void);
+bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned long *start,
+		       unsigned long *size);
 int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, size_t reason_len);
 
 int okp_blacklist_init(void);

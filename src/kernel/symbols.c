@@ -330,3 +330,34 @@ int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, si
 	*addr = l.found[0];
 	return 0;
 }
+
+/*
+ * The symbol containing addr, from sprint_symbol's "name+0x10/0x40 [mod]": its name, start
+ * and size. False when kallsyms has no symbol there (name then holds what it printed).
+ */
+bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned long *start,
+		       unsigned long *size)
+{
+	char buf[KSYM_SYMBOL_LEN];
+	unsigned long off;
+	char *plus, *slash, *end;
+
+	sprint_symbol(buf, addr);
+	plus = strrchr(buf, '+');
+	slash = plus ? strchr(plus, '/') : NULL;
+	if (slash) {
+		*plus = '\0';
+		*slash = '\0';
+		end = strchr(slash + 1, ' ');
+		if (end)
+			*end = '\0';
+	}
+	strscpy(name, buf, name_len);
+	if (!slash || kstrtoul(plus + 1, 0, &off) || kstrtoul(slash + 1, 0, size)) {
+		*start = addr;
+		*size = 0;
+		return false;
+	}
+	*start = addr - off;
+	return true;
+}

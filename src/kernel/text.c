@@ -92,32 +92,10 @@ void okp_seam_module_put(void *module)
 	module_put(module);
 }
 
-/* "name+0x10/0x40 [mod]" -> name, offset, size. */
 static void okp_describe(unsigned long addr, struct okp_text_info *info)
 {
-	char buf[KSYM_SYMBOL_LEN];
-	unsigned long off = 0, size = 0;
-	char *plus, *slash, *end;
-
-	sprint_symbol(buf, addr);
-	plus = strrchr(buf, '+');
-	slash = plus ? strchr(plus, '/') : NULL;
-	if (!plus || !slash) {
-		strscpy(info->symbol, buf, sizeof(info->symbol));
-		info->func_start = addr;
-		info->func_size = 0;
-		return;
-	}
-	*plus = '\0';
-	*slash = '\0';
-	end = strchr(slash + 1, ' ');
-	if (end)
-		*end = '\0';
-	if (kstrtoul(plus + 1, 0, &off) || kstrtoul(slash + 1, 0, &size))
-		off = size = 0;
-	strscpy(info->symbol, buf, sizeof(info->symbol));
-	info->func_start = addr - off;
-	info->func_size = size;
+	okp_symbol_extent(addr, info->symbol, sizeof(info->symbol), &info->func_start,
+			  &info->func_size);
 }
 
 int okp_seam_locate(const char *symbol_name, okp_addr_t addr, unsigned int offset,
