@@ -22,21 +22,32 @@ static struct okp_kprobe kp = {
 	.symbol_name = symbol,
 };
 
+/* The status/flags word each architecture saves, as kprobe_example.c prints it. */
+#if defined(CONFIG_X86)
+#define REGS_STATUS(regs) ((regs)->flags)
+#elif defined(CONFIG_ARM64)
+#define REGS_STATUS(regs) ((unsigned long)(regs)->pstate)
+#elif defined(CONFIG_RISCV)
+#define REGS_STATUS(regs) ((regs)->status)
+#else
+#define REGS_STATUS(regs) 0UL
+#endif
+
 static DEFINE_RATELIMIT_STATE(okp_example_rs, HZ, 5);
 
 static int handler_pre(struct okp_kprobe *p, struct pt_regs *regs)
 {
 	if (__ratelimit(&okp_example_rs))
-		pr_info("<%s+%#x> pre: ip=%lx flags=%lx arg0=%lx\n", p->symbol_name, p->offset,
-			instruction_pointer(regs), regs->flags, okp_arg(regs, 0));
+		pr_info("<%s+%#x> pre: ip=%lx status=%lx arg0=%lx\n", p->symbol_name, p->offset,
+			instruction_pointer(regs), REGS_STATUS(regs), okp_arg(regs, 0));
 	return 0;
 }
 
 static void handler_post(struct okp_kprobe *p, struct pt_regs *regs, unsigned long flags)
 {
 	if (__ratelimit(&okp_example_rs))
-		pr_info("<%s+%#x> post: ip=%lx flags=%lx\n", p->symbol_name, p->offset,
-			instruction_pointer(regs), regs->flags);
+		pr_info("<%s+%#x> post: ip=%lx status=%lx\n", p->symbol_name, p->offset,
+			instruction_pointer(regs), REGS_STATUS(regs));
 }
 
 static int __init okprobe_example_init(void)

@@ -11,7 +11,11 @@ ifneq ($(filter -okprobes-cxxflags-derivation-failed,$(okp-cxx-derived)),)
 $(error okprobes: could not derive C++ flags from this kernel's C flags (see the message above))
 endif
 
-okp-cxx-only := -std=gnu++20 -ffreestanding -fno-exceptions -fno-rtti -fno-threadsafe-statics \
+# arm64 gcc defaults to out-of-line atomics (calls into libgcc's __aarch64_* helpers, which
+# the kernel does not provide: its own atomics are inline asm). Keep them inline.
+okp-cxx-arch-$(CONFIG_ARM64) := $(call cc-option,-mno-outline-atomics)
+
+okp-cxx-only := $(okp-cxx-arch-y) -std=gnu++20 -ffreestanding -fno-exceptions -fno-rtti -fno-threadsafe-statics \
 	-fno-use-cxa-atexit -nostdinc++ -fno-asynchronous-unwind-tables -fno-unwind-tables \
 	-Wall -Wextra
 
