@@ -19,7 +19,10 @@ okp-cxx-only := $(okp-cxx-arch-y) -std=gnu++20 -ffreestanding -fno-exceptions -f
 	-fno-use-cxa-atexit -nostdinc++ -fno-asynchronous-unwind-tables -fno-unwind-tables \
 	-Wall -Wextra
 
-cxx_flags = -Wp,-MMD,$(depfile) -nostdinc $(okp-cxx-derived) $(okp-cxx-only) \
+# CXXFLAGS_REMOVE_<obj> takes flags out of the derived set, as CFLAGS_REMOVE_<obj> does for C
+# (the hit path drops $(CC_FLAGS_FTRACE): it must not be traced).
+cxx_flags = -Wp,-MMD,$(depfile) -nostdinc \
+	$(filter-out $(CXXFLAGS_REMOVE_$(target-stem).o),$(okp-cxx-derived)) $(okp-cxx-only) \
 	$(OKP_CXX_INCLUDES) $(CXXFLAGS_$(target-stem).o) $(modkern_cflags) $(basename_flags) $(modname_flags)
 
 quiet_cmd_cxx_o_cpp = C++ $(quiet_modtag) $@

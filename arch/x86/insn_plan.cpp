@@ -83,6 +83,28 @@ unsigned long register_value(const okp_regs& regs, u8 index) {
   }
 }
 
+void set_register(okp_regs& regs, u8 index, unsigned long value) {
+  switch (index) {
+    case kRegIndexR15: regs.r15 = value; return;
+    case kRegIndexR14: regs.r14 = value; return;
+    case kRegIndexR13: regs.r13 = value; return;
+    case kRegIndexR12: regs.r12 = value; return;
+    case kRegIndexBp: regs.bp = value; return;
+    case kRegIndexBx: regs.bx = value; return;
+    case kRegIndexR11: regs.r11 = value; return;
+    case kRegIndexR10: regs.r10 = value; return;
+    case kRegIndexR9: regs.r9 = value; return;
+    case kRegIndexR8: regs.r8 = value; return;
+    case kRegIndexAx: regs.ax = value; return;
+    case kRegIndexCx: regs.cx = value; return;
+    case kRegIndexDx: regs.dx = value; return;
+    case kRegIndexSi: regs.si = value; return;
+    case kRegIndexDi: regs.di = value; return;
+    case kRegIndexSp: regs.sp = value; return;
+    default: return;
+  }
+}
+
 // A 64-bit general-purpose register as its okp_regs index; false for anything else (a
 // 32-bit register means 32-bit addressing, which emulation does not do).
 bool regs_index_of(ZydisRegister reg, u8* index) {
@@ -250,6 +272,58 @@ ErrorOr<IndirectOperand> indirect_operand(const Decoded& d) {
   return out;
 }
 
+// A general-purpose register of 64 or 32 bits as the okp_regs index of its 64-bit register;
+// false for 8/16-bit and non-GPR registers (their partial writes are left to the slot).
+bool gpr_index_of(ZydisRegister reg, u8* index, bool* width32) {
+  const ZydisRegisterClass cls = ZydisRegisterGetClass(reg);
+  if (cls != ZYDIS_REGCLASS_GPR64 && cls != ZYDIS_REGCLASS_GPR32) return false;
+  *width32 = cls == ZYDIS_REGCLASS_GPR32;
+  return regs_index_of(ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg), index);
+}
+
+// The register-only moves worth a trap-time emulation (see Emulation::kMovReg). Anything
+// with a memory operand, a segment register, a partial register or a flags effect stays in
+// the slot, where the CPU itself executes it.
+Emulation plan_register_move(const Decoded& d, InsnPlan& plan) {
+  const ZydisDecodedInstruction& insn = d.insn;
+  const ZydisDecodedOperand* ops = d.operands;
+  switch (insn.mnemonic) {
+    case ZYDIS_MNEMONIC_NOP:
+      return Emulation::kNop;
+    case ZYDIS_MNEMONIC_MOV: {
+      if (insn.operand_count_visible != 2 || ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER) break;
+      bool dst32 = false, src32 = false;
+      if (!gpr_index_of(ops[0].reg.value, &plan.reg_dst, &dst32)) break;
+      plan.width32 = dst32;
+      if (ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER) {
+        if (!gpr_index_of(ops[1].reg.value, &plan.reg_src, &src32) || src32 != dst32) break;
+        return Emulation::kMovReg;
+      }
+      if (ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+        // Zydis sign-extends imm32 of REX.W c7 to 64 bits, as the CPU does.
+        plan.rel_target = static_cast<i64>(ops[1].imm.value.u);
+        return Emulation::kMovImm;
+      }
+      break;
+    }
+    case ZYDIS_MNEMONIC_PUSH:
+    case ZYDIS_MNEMONIC_POP: {
+      // 66 50+r would move 16 bits; push/pop of segment registers are not GPRs.
+      bool width32 = false;
+      if (insn.operand_width != 64 || ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+          !gpr_index_of(ops[0].reg.value, &plan.reg_dst, &width32) || width32)
+        break;
+      return insn.mnemonic == ZYDIS_MNEMONIC_PUSH ? Emulation::kPushReg : Emulation::kPopReg;
+    }
+    default:
+      break;
+  }
+  plan.reg_dst = plan.reg_src = kNoReg;
+  plan.width32 = false;
+  plan.rel_target = 0;
+  return Emulation::kNone;
+}
+
 // Sets plan.emulation (and its operands) for the instructions that are emulated; leaves it
 // kNone for everything else. Only legacy-encoded opcodes are branches or flag modifiers.
 ErrorOr<void> plan_emulation(const Decoded& d, okp_addr_t addr, InsnPlan& plan) {
@@ -291,12 +365,16 @@ ErrorOr<void> plan_emulation(const Decoded& d, okp_addr_t addr, InsnPlan& plan) 
     e = Emulation::kCli;
   } else if (one_byte && op == 0xfb) {
     e = Emulation::kSti;
+  } else {
+    // Not a branch: a register move is emulated, everything else runs from the slot.
+    plan.emulation = plan_register_move(d, plan);
+    return {};
   }
 
   // Near branches are 64-bit in long mode whatever the prefixes (Zydis decodes Intel's rule);
   // anything else would truncate rip and is refused rather than guessed at.
-  if (e != Emulation::kNone && e != Emulation::kPushf && e != Emulation::kPopf &&
-      e != Emulation::kCli && e != Emulation::kSti && insn.operand_width != 64)
+  if (e != Emulation::kPushf && e != Emulation::kPopf && e != Emulation::kCli &&
+      e != Emulation::kSti && insn.operand_width != 64)
     return Error(Errno::kInval, "cannot emulate a branch with a 16-bit operand size");
   plan.emulation = e;
   return {};
@@ -574,6 +652,32 @@ ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
       // Unlike the hardware's, this sti has no interrupt shadow: an interrupt may arrive
       // before the next instruction (sti; hlt idle code is __cpuidle, never probed).
       regs->flags |= kFlagIF;
+      regs->ip = next;
+      return {};
+    case Emulation::kMovReg: {
+      const unsigned long v = register_value(*regs, plan.reg_src);
+      set_register(*regs, plan.reg_dst, plan.width32 ? (v & 0xfffffffful) : v);
+      regs->ip = next;
+      return {};
+    }
+    case Emulation::kMovImm: {
+      const unsigned long v = static_cast<unsigned long>(plan.rel_target);
+      set_register(*regs, plan.reg_dst, plan.width32 ? (v & 0xfffffffful) : v);
+      regs->ip = next;
+      return {};
+    }
+    case Emulation::kPushReg:
+      push(regs, register_value(*regs, plan.reg_dst));  // read before sp moves
+      regs->ip = next;
+      return {};
+    case Emulation::kPopReg: {
+      const unsigned long popped = OKP_TRY(read_word(regs->sp));
+      regs->sp += sizeof(unsigned long);
+      set_register(*regs, plan.reg_dst, popped);  // pop %rsp: the popped word wins
+      regs->ip = next;
+      return {};
+    }
+    case Emulation::kNop:
       regs->ip = next;
       return {};
   }

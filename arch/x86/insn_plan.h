@@ -59,6 +59,13 @@ enum class Emulation : u8 {
   kPopf,          // popfq: flags = pop (system bits kept as the kernel allows)
   kCli,           // flags.IF = 0
   kSti,           // flags.IF = 1
+  // Register moves with no memory operand and no flags effect, emulated in the trap so that
+  // the hit costs one trap and no slot: the common function-body instructions.
+  kMovReg,        // mov %src,%dst (64-bit; 32-bit zero-extends): dst = src
+  kMovImm,        // mov $imm,%dst (64-bit imm64/sign-extended imm32; 32-bit zero-extends)
+  kPushReg,       // push %reg (64-bit): push value of reg (push %rsp pushes the old rsp)
+  kPopReg,        // pop %reg (64-bit): reg = pop (pop %rsp: rsp = the popped word)
+  kNop,           // nop, nopl/nopw with any operands: ip = next
 };
 
 // The memory or register operand of an indirect branch, resolved at the hit.
@@ -80,6 +87,12 @@ struct InsnPlan {
   i64 rel_target = 0;      // kJmpRel/kJcc/kCallRel/kLoop: absolute target; kRet: imm16
   IndirectOperand indirect;  // kCallIndirect/kJmpIndirect
   bool addr32 = false;       // kLoop: 0x67 prefix (jecxz/loopl use ecx)
+  // kMovReg/kMovImm/kPushReg/kPopReg: okp_regs indices (kRegIndex*) of the destination and
+  // source (kMovReg) and whether the result is 32 bits zero-extended; kMovImm's value is in
+  // rel_target.
+  u8 reg_dst = kNoReg;
+  u8 reg_src = kNoReg;
+  bool width32 = false;
   u8 disp_offset = 0;        // rip_relative: where the disp32 sits in the instruction
   const char* mnemonic = nullptr;  // static string, for reasons and debugfs
 };

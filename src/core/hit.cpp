@@ -3,13 +3,18 @@
 // or through ftrace. It takes no lock, allocates nothing and never sleeps; it reads the probe
 // table under the RCU protection the trap context gives (see registry.h).
 //
-// Per-CPU frames (okp_seam_cpu_state) record what this CPU is doing for okprobes: running
+// Per-CPU frames (okp_cpu_state, passed in by the glue) record what this CPU is doing for okprobes: running
 // handlers of a site, or single-stepping its slot. A hit while a frame is open is a re-entry:
 // no handler runs, the instruction still executes, and a miss is counted. Frames nest only
 // through NMIs (handlers and steps run with interrupts off), so they are strictly LIFO.
 #include <okprobes/okprobes.h>
 
 #include "core/registry.h"
+
+// Nothing here is traced (Kbuild drops the ftrace flags for this file) or probed (it is
+// okprobes' own text, blacklisted). The helpers are always inlined: on an emulator the
+// calls and returns of a trap path cost as much as the work itself.
+#define OKP_HIT_INLINE [[gnu::always_inline]] inline
 
 namespace okp {
 
@@ -21,27 +26,27 @@ enum FrameKind : unsigned int {
   kReentryStep = 3,    // stepping on behalf of a re-entered hit: no post handler
 };
 
-void count_miss(okp_kprobe* kp, okp_miss_cause cause) {
+OKP_HIT_INLINE void count_miss(okp_kprobe* kp, okp_miss_cause cause) {
   __atomic_fetch_add(&kp->nmissed, 1, __ATOMIC_RELAXED);
   __atomic_fetch_add(&kp->nmissed_by[cause], 1, __ATOMIC_RELAXED);
 }
 
-bool disabled(const okp_kprobe* kp) {
+OKP_HIT_INLINE bool disabled(const okp_kprobe* kp) {
   return __atomic_load_n(&kp->flags, __ATOMIC_RELAXED) & OKP_KPROBE_FLAG_DISABLED;
 }
 
-ProbeRecord* first_probe(const Site& s) { return __atomic_load_n(&s.probes, __ATOMIC_ACQUIRE); }
-ProbeRecord* next_probe(const ProbeRecord& r) {
+OKP_HIT_INLINE ProbeRecord* first_probe(const Site& s) { return __atomic_load_n(&s.probes, __ATOMIC_ACQUIRE); }
+OKP_HIT_INLINE ProbeRecord* next_probe(const ProbeRecord& r) {
   return __atomic_load_n(&r.next_at_site, __ATOMIC_ACQUIRE);
 }
 
-void miss_all(const Site& s, okp_miss_cause cause) {
+OKP_HIT_INLINE void miss_all(const Site& s, okp_miss_cause cause) {
   for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) count_miss(r->kp, cause);
 }
 
 // Runs the pre handlers in registration order. True when one of them redirected execution
 // (returned non-zero): as in kprobes, later handlers and the instruction are skipped.
-bool run_pre_handlers(const Site& s, okp_regs* regs) {
+OKP_HIT_INLINE bool run_pre_handlers(const Site& s, okp_regs* regs) {
   auto* pt = reinterpret_cast<pt_regs*>(regs);
   for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) {
     okp_kprobe* kp = r->kp;
@@ -55,7 +60,7 @@ bool run_pre_handlers(const Site& s, okp_regs* regs) {
   return false;
 }
 
-void run_post_handlers(const Site& s, okp_regs* regs) {
+OKP_HIT_INLINE void run_post_handlers(const Site& s, okp_regs* regs) {
   auto* pt = reinterpret_cast<pt_regs*>(regs);
   for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) {
     okp_kprobe* kp = r->kp;
@@ -63,7 +68,7 @@ void run_post_handlers(const Site& s, okp_regs* regs) {
   }
 }
 
-okp_cpu_frame* push(okp_cpu_state* cpu, const Site* s, unsigned int kind) {
+OKP_HIT_INLINE okp_cpu_frame* push(okp_cpu_state* cpu, const Site* s, unsigned int kind) {
   if (cpu->depth >= OKP_CPU_STACK_DEPTH) return nullptr;
   okp_cpu_frame* f = &cpu->frames[cpu->depth++];
   f->site = const_cast<Site*>(s);
@@ -72,10 +77,10 @@ okp_cpu_frame* push(okp_cpu_state* cpu, const Site* s, unsigned int kind) {
   return f;
 }
 
-void pop(okp_cpu_state* cpu) { --cpu->depth; }
+OKP_HIT_INLINE void pop(okp_cpu_state* cpu) { --cpu->depth; }
 
 // The slot's own trap: the copied instruction ran; resume after the original.
-bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* regs) {
+OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* regs) {
   if (!cpu->depth) return false;
   okp_cpu_frame* top = &cpu->frames[cpu->depth - 1];
   if (top->kind != kStepping && top->kind != kReentryStep) return false;
@@ -96,8 +101,7 @@ bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* regs) {
 
 using namespace okp;
 
-extern "C" int okp_core_on_breakpoint(struct okp_regs* regs) {
-  okp_cpu_state* cpu = okp_seam_cpu_state();
+extern "C" int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_state* cpu) {
   okp_addr_t bp = arch::breakpoint_address(regs);
   if (finish_step(cpu, bp, regs)) return 1;
 
@@ -139,10 +143,10 @@ extern "C" int okp_core_on_breakpoint(struct okp_regs* regs) {
   return 1;
 }
 
-extern "C" void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, int ipmodify) {
+extern "C" void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, int ipmodify,
+                                   struct okp_cpu_state* cpu) {
   const Site* s = registry().find(site_addr);
   if (!s || !s->ftrace || s->ipmodify != !!ipmodify) return;
-  okp_cpu_state* cpu = okp_seam_cpu_state();
   if (cpu->depth > 0) {
     miss_all(*s, OKP_MISS_REENTRY);
     return;

@@ -8,9 +8,9 @@
 
 namespace okp {
 
-namespace {
-
 constinit Registry g_registry;
+
+namespace {
 
 // RAII holder of the registry lock, as Zircon's Guard<Mutex>.
 class [[nodiscard]] RegistryGuard {
@@ -45,8 +45,6 @@ void recover_trampoline(okp_addr_t start, u8* bytes, usize n) {
 }
 
 }  // namespace
-
-Registry& registry() { return g_registry; }
 
 ErrorOr<void> Registry::init() {
   unsigned long size = 0;

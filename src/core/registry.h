@@ -110,6 +110,9 @@ class Registry {
   usize next_refusal_ = 0;
 };
 
-Registry& registry();
+// The one registry. Constant-initialised (no static constructor); inline so the hit path
+// reaches it without a call.
+extern Registry g_registry;
+inline Registry& registry() { return g_registry; }
 
 }  // namespace okp

@@ -40,7 +40,8 @@ static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)
 		return;
-	okp_core_on_ftrace(ip, (struct okp_regs *)regs, ops == &okp_ftrace_ipmodify_ops);
+	okp_core_on_ftrace(ip, (struct okp_regs *)regs, ops == &okp_ftrace_ipmodify_ops,
+			   this_cpu_ptr(&okp_cpu_state));
 	ftrace_test_recursion_unlock(bit);
 }
 NOKPROBE_SYMBOL(okp_ftrace_handler);

@@ -3,9 +3,13 @@
 #ifndef OKP_GLUE_H
 #define OKP_GLUE_H
 
+#include <linux/percpu-defs.h>
 #include <linux/types.h>
 
 #include "seam/okp_seam.h"
+
+/* Each CPU's hit state (text.c), handed to the core on every hit by trap.c and ftrace.c. */
+DECLARE_PER_CPU(struct okp_cpu_state, okp_cpu_state);
 
 struct module;
 struct bug_entry;

@@ -20,7 +20,7 @@
 #include "okp_glue.h"
 
 static DEFINE_MUTEX(okp_registry_mutex);
-static DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_state);
+DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_state);
 
 /* Slots live in okprobes' own text (slots.S): read-only and executable, within reach of
  * rip-relative targets in the kernel and modules. */
@@ -55,11 +55,6 @@ void okp_seam_synchronize_tasks(void)
 #ifdef CONFIG_TASKS_RCU
 	synchronize_rcu_tasks();
 #endif
-}
-
-struct okp_cpu_state *okp_seam_cpu_state(void)
-{
-	return this_cpu_ptr(&okp_cpu_state);
 }
 
 int okp_seam_read_nofault(void *dst, okp_addr_t src, unsigned long len)

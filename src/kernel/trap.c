@@ -21,13 +21,15 @@
 #define OKP_DIE_BREAKPOINT (-1UL)
 #endif
 
-static int okp_die_notify(struct notifier_block *nb, unsigned long val, void *data)
+/* notrace: the hit path is neither probed nor traced (a tracer here would run per hit). */
+static int notrace okp_die_notify(struct notifier_block *nb, unsigned long val, void *data)
 {
 	struct die_args *args = data;
 
 	if (val != OKP_DIE_BREAKPOINT || user_mode(args->regs))
 		return NOTIFY_DONE;
-	return okp_core_on_breakpoint((struct okp_regs *)args->regs) ? NOTIFY_STOP : NOTIFY_DONE;
+	return okp_core_on_breakpoint((struct okp_regs *)args->regs, this_cpu_ptr(&okp_cpu_state)) ?
+		NOTIFY_STOP : NOTIFY_DONE;
 }
 NOKPROBE_SYMBOL(okp_die_notify);
 

@@ -107,8 +107,7 @@ struct okp_cpu_state {
 	unsigned int depth;
 	struct okp_cpu_frame frames[OKP_CPU_STACK_DEPTH];
 };
-/* Called with interrupts off (the trap path): this CPU's state. */
-struct okp_cpu_state *okp_seam_cpu_state(void);
+/* The glue passes this CPU's state into the hit path (okp_core_on_breakpoint/ftrace). */
 
 /* --- The register frame the core reads on a hit, mirrored from struct pt_regs. --- */
 
@@ -151,10 +150,14 @@ int okp_core_armed(void);
 int okp_core_set_armed(int armed);
 int okp_core_optimization(void);
 int okp_core_set_optimization(int enabled);
-/* The trap path: returns 1 when the breakpoint at regs was okprobes' (regs updated). */
-int okp_core_on_breakpoint(struct okp_regs *regs);
+/*
+ * The trap path: returns 1 when the breakpoint at regs was okprobes' (regs updated). cpu is
+ * this CPU's state; the caller runs with interrupts off, so it stays this CPU's.
+ */
+int okp_core_on_breakpoint(struct okp_regs *regs, struct okp_cpu_state *cpu);
 /* The ftrace path: a function-entry site was reached; regs->ip == site. */
-void okp_core_on_ftrace(okp_addr_t site, struct okp_regs *regs, int ipmodify);
+void okp_core_on_ftrace(okp_addr_t site, struct okp_regs *regs, int ipmodify,
+			struct okp_cpu_state *cpu);
 /* Blacklist, fed by the glue at load and on module events. source is a static string. */
 int okp_core_blacklist_add(okp_addr_t start, okp_addr_t end, const char *symbol,
 			   const char *source, const void *owner);

@@ -49,6 +49,12 @@ OKP_T_FN(okp_t_pushf);
 OKP_T_FN(okp_t_popf);
 OKP_T_FN(okp_t_push_rsp);
 OKP_T_FN(okp_t_pop_rsp);
+OKP_T_FN(okp_t_mov_reg);
+OKP_T_FN(okp_t_mov_imm);
+OKP_T_FN(okp_t_frame);
+OKP_T_FN(okp_t_push_pop_reg);
+OKP_T_FN(okp_t_push_sp);
+OKP_T_FN(okp_t_nop);
 OKP_T_FN(okp_t_cli_sti);
 OKP_T_FN(okp_t_loop);
 OKP_T_FN(okp_t_loopl);
@@ -101,6 +107,20 @@ OKP_T_LABEL(okp_t_push_rsp_insn);
 OKP_T_LABEL(okp_t_push_rsp_next);
 OKP_T_LABEL(okp_t_pop_rsp_insn);
 OKP_T_LABEL(okp_t_pop_rsp_next);
+OKP_T_LABEL(okp_t_mov_reg_insn);
+OKP_T_LABEL(okp_t_mov_reg_next);
+OKP_T_LABEL(okp_t_mov_imm_insn);
+OKP_T_LABEL(okp_t_mov_imm_next);
+OKP_T_LABEL(okp_t_frame_insn);
+OKP_T_LABEL(okp_t_frame_next);
+OKP_T_LABEL(okp_t_push_reg_insn);
+OKP_T_LABEL(okp_t_push_reg_next);
+OKP_T_LABEL(okp_t_pop_reg_insn);
+OKP_T_LABEL(okp_t_pop_reg_next);
+OKP_T_LABEL(okp_t_push_sp_insn);
+OKP_T_LABEL(okp_t_push_sp_next);
+OKP_T_LABEL(okp_t_nop_insn);
+OKP_T_LABEL(okp_t_nop_next);
 OKP_T_LABEL(okp_t_cli_insn);
 OKP_T_LABEL(okp_t_cli_next);
 OKP_T_LABEL(okp_t_sti_insn);
@@ -464,6 +484,13 @@ static void okp_t_check_push_rsp(struct kunit *test, const struct okp_t_call *c,
 	KUNIT_EXPECT_EQ(test, (long)o->post_top, c->a);
 }
 
+static void okp_t_check_push_sp(struct kunit *test, const struct okp_t_call *c,
+				const struct okp_t_obs *o)
+{
+	/* The word pushed is the rsp before the push: the pre_handler's sp. */
+	KUNIT_EXPECT_EQ(test, o->post_top, o->pre_sp);
+}
+
 static void okp_t_check_pop_rsp(struct kunit *test, const struct okp_t_call *c,
 				const struct okp_t_obs *o)
 {
@@ -551,6 +578,26 @@ static const struct okp_t_insn_case okp_t_insn_cases[] = {
 	{ "pop 8(%rsp)", okp_t_pop_rsp_insn, okp_t_pop_rsp, OKP_T_SLOT, .sp_delta = 8,
 	  .check = okp_t_check_pop_rsp, .calls = {
 		{ 4, 0, 15, okp_t_pop_rsp_next } } },
+	{ "mov %esi,%r11d (zero-extends)", okp_t_mov_reg_insn, okp_t_mov_reg, OKP_T_EMULATED,
+	  .calls = {
+		{ 5, -1, 10 + 0xffffffffL, okp_t_mov_reg_next },
+		{ -3, 7, 1, okp_t_mov_reg_next } } },
+	{ "movabs $imm64,%rax", okp_t_mov_imm_insn, okp_t_mov_imm, OKP_T_EMULATED, .calls = {
+		{ 1, 0, 0x1122334455667789L, okp_t_mov_imm_next } } },
+	{ "mov %rsp,%rbp", okp_t_frame_insn, okp_t_frame, OKP_T_EMULATED, .calls = {
+		{ 4, 0, 12, okp_t_frame_next } } },
+	{ "push %rdi", okp_t_push_reg_insn, okp_t_push_pop_reg, OKP_T_EMULATED, .sp_delta = -8,
+	  .check = okp_t_check_push_rsp, .calls = {
+		{ 4, 0, 7, okp_t_push_reg_next },
+		{ -9, 0, -6, okp_t_push_reg_next } } },
+	{ "pop %rax", okp_t_pop_reg_insn, okp_t_push_pop_reg, OKP_T_EMULATED, .sp_delta = 8,
+	  .calls = {
+		{ 4, 0, 7, okp_t_pop_reg_next } } },
+	{ "push %rsp", okp_t_push_sp_insn, okp_t_push_sp, OKP_T_EMULATED, .sp_delta = -8,
+	  .check = okp_t_check_push_sp, .calls = {
+		{ 4, 0, 4, okp_t_push_sp_next } } },
+	{ "nopl 0(%rax,%rax,1)", okp_t_nop_insn, okp_t_nop, OKP_T_EMULATED, .calls = {
+		{ 4, 0, 13, okp_t_nop_next } } },
 	{ "cli (inside pushf/popf)", okp_t_cli_insn, okp_t_cli_sti, OKP_T_EMULATED, .sets_if = true,
 	  .check = okp_t_check_cli, .calls = {
 		{ 4, 0, 6, okp_t_cli_next } } },

@@ -333,6 +333,78 @@ OKP_LABEL(okp_t_pop_rsp_next)
 SYM_FUNC_END(okp_t_pop_rsp)
 
 /*
+ * Register moves, emulated in the trap (one trap, no slot). Each result depends on the
+ * moved value, so a move done wrong (or its zero-extension, or the stack effect) shows.
+ */
+
+/* 2a + (u32)b: movl %esi,%r11d over r11 = -1 (the upper half must become 0). */
+SYM_FUNC_START(okp_t_mov_reg)
+	movq $-1, %r11
+OKP_LABEL(okp_t_mov_reg_insn)
+	movl %esi, %r11d
+OKP_LABEL(okp_t_mov_reg_next)
+	leaq (%r11,%rdi,2), %rax
+	RET
+SYM_FUNC_END(okp_t_mov_reg)
+
+/* a + 0x1122334455667788: movabs. */
+SYM_FUNC_START(okp_t_mov_imm)
+OKP_LABEL(okp_t_mov_imm_insn)
+	movabsq $0x1122334455667788, %rax
+OKP_LABEL(okp_t_mov_imm_next)
+	addq %rdi, %rax
+	RET
+SYM_FUNC_END(okp_t_mov_imm)
+
+/* a + 8: the frame prologue, movq %rsp,%rbp, then rbp + 8 - rsp. */
+SYM_FUNC_START(okp_t_frame)
+	pushq %rbp
+OKP_LABEL(okp_t_frame_insn)
+	movq %rsp, %rbp
+OKP_LABEL(okp_t_frame_next)
+	leaq 8(%rbp), %rax
+	subq %rsp, %rax
+	addq %rdi, %rax
+	popq %rbp
+	RET
+SYM_FUNC_END(okp_t_frame)
+
+/* a + 3: pushq %rdi, rdi = 3, popq %rax. */
+SYM_FUNC_START(okp_t_push_pop_reg)
+OKP_LABEL(okp_t_push_reg_insn)
+	pushq %rdi
+OKP_LABEL(okp_t_push_reg_next)
+	movq $3, %rdi
+OKP_LABEL(okp_t_pop_reg_insn)
+	popq %rax
+OKP_LABEL(okp_t_pop_reg_next)
+	addq %rdi, %rax
+	RET
+SYM_FUNC_END(okp_t_push_pop_reg)
+
+/* a: pushq %rsp pushes the rsp before the push. */
+SYM_FUNC_START(okp_t_push_sp)
+	movq %rsp, %rcx
+OKP_LABEL(okp_t_push_sp_insn)
+	pushq %rsp
+OKP_LABEL(okp_t_push_sp_next)
+	popq %rax
+	subq %rcx, %rax
+	addq %rdi, %rax
+	RET
+SYM_FUNC_END(okp_t_push_sp)
+
+/* a + 9: a multi-byte nop. */
+SYM_FUNC_START(okp_t_nop)
+	movq %rdi, %rax
+OKP_LABEL(okp_t_nop_insn)
+	nopl 0x0(%rax,%rax,1)
+OKP_LABEL(okp_t_nop_next)
+	addq $9, %rax
+	RET
+SYM_FUNC_END(okp_t_nop)
+
+/*
  * a + 2 when called with interrupts on: cli, read IF (0), sti, read IF (1 -> 2); the
  * caller's flags are restored by the popfq.
  */
