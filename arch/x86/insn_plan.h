@@ -87,12 +87,12 @@ struct InsnPlan {
   i64 rel_target = 0;      // kJmpRel/kJcc/kCallRel/kLoop: absolute target; kRet: imm16
   IndirectOperand indirect;  // kCallIndirect/kJmpIndirect
   bool addr32 = false;       // kLoop: 0x67 prefix (jecxz/loopl use ecx)
-  // kMovReg/kMovImm/kPushReg/kPopReg: okp_regs indices (kRegIndex*) of the destination and
-  // source (kMovReg) and whether the result is 32 bits zero-extended; kMovImm's value is in
-  // rel_target.
+  // kMovReg/kMovImm/kPushReg/kPopReg: okp_regs indices (kRegIndex*, always a GPR) of the
+  // destination and source (kMovReg), and the mask of the result (32-bit moves zero-extend);
+  // kMovImm's value is in rel_target.
   u8 reg_dst = kNoReg;
   u8 reg_src = kNoReg;
-  bool width32 = false;
+  unsigned long result_mask = ~0ul;
   u8 disp_offset = 0;        // rip_relative: where the disp32 sits in the instruction
   const char* mnemonic = nullptr;  // static string, for reasons and debugfs
 };
@@ -113,6 +113,27 @@ void build_slot(const InsnPlan& plan, okp_addr_t addr, const u8* bytes, okp_addr
 // At the probe's own int3 (regs->ip == addr + 1): performs an emulated instruction on the
 // frame (ip, sp, flags, stack). -EFAULT if a memory operand or the stack cannot be read.
 ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs);
+
+// kMovReg, kMovImm and kNop, inline for the hit path: no call, one load and one store.
+// False for every other plan. okp_regs is nothing but unsigned longs, and plan_insn() only
+// puts GPR indices in reg_dst/reg_src (insn_plan.cpp ties the indices to the fields).
+inline bool emulate_register_move(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
+  unsigned long* word = reinterpret_cast<unsigned long*>(regs);
+  switch (plan.emulation) {
+    case Emulation::kMovReg:
+      word[plan.reg_dst] = word[plan.reg_src] & plan.result_mask;
+      break;
+    case Emulation::kMovImm:
+      word[plan.reg_dst] = static_cast<unsigned long>(plan.rel_target) & plan.result_mask;
+      break;
+    case Emulation::kNop:
+      break;
+    default:
+      return false;
+  }
+  regs->ip = addr + plan.length;
+  return true;
+}
 
 // At the int3 that ends a stepped slot (regs->ip == slot_addr + length + 1): resumes the
 // original flow after the instruction.

@@ -66,6 +66,7 @@ inline void end_step(const Plan& plan, okp_addr_t addr, okp_regs* regs, unsigned
 inline void restore_trap_ip(okp_regs* regs, okp_addr_t addr) { regs->ip = addr + kBreakpointSize; }
 inline void enter_boosted(okp_regs* regs, okp_addr_t slot) { regs->ip = slot; }
 inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) {
+  if (x86::emulate_register_move(plan, addr, regs)) return {};  // the common case, no call
   return x86::emulate(plan, addr, regs);
 }
 

@@ -5,9 +5,13 @@
  * Everything runs in module init and prints parseable lines; the guest script rmmods the
  * module afterwards.
  *
- * 1. Hit cost. A loop calls okp_bench_target() (okp_bench_text.S) `calls` times, with a
- *    probe on its first instruction (`mov %rdi,%rax`, after the ENDBR64) in one of five
- *    states, run in this interleaved order for `warmup` + `rounds` rounds:
+ * 1. Hit cost, for each of two targets (okp_bench_text.S), both returning x + 1 and probed
+ *    on their first instruction after the ENDBR64:
+ *      mov   okp_bench_target: `mov %rdi,%rax`, which the kernel copies to a slot (boosted
+ *            or stepped) and okprobes emulates in the trap (one trap, no slot, either way);
+ *      lea   okp_bench_target_lea: `lea 1(%rdi),%rax`, which both frameworks copy to a slot.
+ *    A loop calls the target `calls` times with the probe in one of five states, run in this
+ *    interleaved order for `warmup` + `rounds` rounds:
  *      none          no probe
  *      kernel-boost  register_kprobe(), pre_handler only: the copy returns by a jmp (boosted)
  *      kernel-step   register_kprobe(), pre_handler + post_handler: a second int3 ends the step
@@ -20,7 +24,7 @@
  *    the target's result is right, the kernel probe is boosted or not as intended and never
  *    optimized (the guest writes 0 to /proc/sys/debug/kprobes-optimization first; it is read
  *    back here), and okprobes says why a probe is not boosted exactly when it has a post
- *    handler. Any failure prints a BENCH-ERROR line.
+ *    handler and the instruction runs from a slot. Any failure prints a BENCH-ERROR line.
  * 2. Registration cost. register_kprobes() + unregister_kprobes() against
  *    okp_register_kprobes() + okp_unregister_kprobes() of 1, 100 and 1000 probes at distinct
  *    instructions, pre_handler only, `reg_reps` times each (alternating which framework goes
@@ -30,10 +34,10 @@
  *
  * Output lines (all start with BENCH; values are integers or fixed-point decimals):
  *   BENCH-INFO key=value ...
- *   BENCH-RUN round=R state=S ns=T
- *   BENCH state=S calls=N rounds=R ns_per_call=X min_ns_per_call=X max_ns_per_call=X
- *         overhead_ns=X hits_per_s=N
- *   BENCH-RATIO mode=boost|step overhead=X ns_per_call=X overhead_of_min=X
+ *   BENCH-RUN target=T round=R state=S ns=T
+ *   BENCH target=T state=S calls=N rounds=R ns_per_call=X min_ns_per_call=X
+ *         max_ns_per_call=X overhead_ns=X hits_per_s=N
+ *   BENCH-RATIO target=T mode=boost|step overhead=X ns_per_call=X overhead_of_min=X
  *         overhead_per_round=X
  *         (okprobes / kernel: of the medians; of the overheads computed from the fastest run
  *         of each state; the median over rounds of each round's overhead ratio)
@@ -60,6 +64,7 @@
 #define OKP_BENCH_SPREAD 1024
 #define OKP_BENCH_DENSE_INSN_LEN 3	/* mov %rdi,%rax */
 unsigned long okp_bench_target(unsigned long x);
+unsigned long okp_bench_target_lea(unsigned long x);
 unsigned long okp_bench_dense(unsigned long x);
 extern const unsigned long okp_bench_spread_fns[OKP_BENCH_SPREAD];
 
@@ -82,6 +87,17 @@ MODULE_PARM_DESC(reg_max, "largest probe count of the registration benchmark (<=
 #define MAX_ROUNDS 101
 
 enum bench_state { S_NONE, S_KBOOST, S_KSTEP, S_OBOOST, S_OSTEP, S_NR };
+
+/* The probed instructions of the hit benchmark. */
+enum bench_target { T_MOV, T_LEA, T_NR };
+static const struct {
+	const char *name;
+	unsigned long (*fn)(unsigned long x);
+	bool okp_emulates;	/* okprobes runs it in the trap: no slot, no second trap */
+} targets[T_NR] = {
+	[T_MOV] = { "mov", okp_bench_target, true },
+	[T_LEA] = { "lea", okp_bench_target_lea, false },
+};
 static const char *const state_name[S_NR] = {
 	"none", "kernel-boost", "kernel-step", "okp-boost", "okp-step",
 };
@@ -181,15 +197,15 @@ static void check_optimization_sysctl(void)
 		bench_error("kprobes optimization is on: write 0 to /proc/sys/debug/kprobes-optimization before loading");
 }
 
-/* The timed loop; the target returns its argument + 1. */
-static noinline u64 bench_loop(unsigned long n, unsigned long *sum)
+/* The timed loop; the target returns its argument + 1. Direct calls: no retpoline in it. */
+static noinline u64 bench_loop(enum bench_target t, unsigned long n, unsigned long *sum)
 {
 	unsigned long i, acc = 0;
 	u64 t0, t1;
 
 	t0 = ktime_get_ns();
 	for (i = 0; i < n; i++) {
-		acc += okp_bench_target(i);
+		acc += t == T_MOV ? okp_bench_target(i) : okp_bench_target_lea(i);
 		if (unlikely(!(i & 0xffff)))
 			cond_resched();
 	}
@@ -199,11 +215,12 @@ static noinline u64 bench_loop(unsigned long n, unsigned long *sum)
 }
 
 /* One run of one state; returns its time in ns, 0 on failure. */
-static u64 run_state(enum bench_state st, unsigned long n, bool first)
+static u64 run_state(enum bench_target t, enum bench_state st, unsigned long n, bool first)
 {
 	static struct kprobe kp;
 	static struct okp_kprobe op;
-	void *addr = first_insn(okp_bench_target);
+	void *addr = first_insn(targets[t].fn);
+	const char *tn = targets[t].name;
 	bool kernel = st == S_KBOOST || st == S_KSTEP;
 	bool okp = st == S_OBOOST || st == S_OSTEP;
 	bool step = st == S_KSTEP || st == S_OSTEP;
@@ -219,11 +236,11 @@ static u64 run_state(enum bench_state st, unsigned long n, bool first)
 		kp.post_handler = step ? k_post : NULL;
 		ret = register_kprobe(&kp);
 		if (ret) {
-			bench_error("state=%s register_kprobe at %pS: %d", state_name[st], addr, ret);
+			bench_error("target=%s state=%s register_kprobe at %pS: %d", tn, state_name[st], addr, ret);
 			return 0;
 		}
 		if (kp.ainsn.boostable != !step)
-			bench_error("state=%s the kernel's probe is %sboosted", state_name[st],
+			bench_error("target=%s state=%s the kernel's probe is %sboosted", tn, state_name[st],
 				    kp.ainsn.boostable ? "" : "not ");
 		/*
 		 * With CONFIG_OPTPROBES, register_kprobe() prepares a jump optimization even when
@@ -231,60 +248,61 @@ static u64 run_state(enum bench_state st, unsigned long n, bool first)
 		 * called by aggr_pre_handler/aggr_post_handler): kp is then on the aggregate's list.
 		 */
 		if (first)
-			pr_info("BENCH-INFO state=%s kernel_boostable=%u kernel_aggregate=%d\n",
-				state_name[st], kp.ainsn.boostable, !list_empty(&kp.list));
+			pr_info("BENCH-INFO target=%s state=%s kernel_boostable=%u kernel_aggregate=%d\n",
+				tn, state_name[st], kp.ainsn.boostable, !list_empty(&kp.list));
 	} else if (okp) {
 		op.addr = addr;
 		op.pre_handler = o_pre;
 		op.post_handler = step ? o_post : NULL;
 		ret = okp_register_kprobe(&op);
 		if (ret) {
-			bench_error("state=%s okp_register_kprobe at %pS: %d (%s)", state_name[st],
+			bench_error("target=%s state=%s okp_register_kprobe at %pS: %d (%s)", tn, state_name[st],
 				    addr, ret, okp_kprobe_reason(&op));
 			return 0;
 		}
-		/* okprobes gives a reason exactly when it does not boost. */
-		if (!!okp_kprobe_reason(&op)[0] != step)
-			bench_error("state=%s okprobes says \"%s\"", state_name[st],
+		/* okprobes gives a reason exactly when a slot instruction is not boosted. */
+		if (!!okp_kprobe_reason(&op)[0] != (step && !targets[t].okp_emulates))
+			bench_error("target=%s state=%s okprobes says \"%s\"", tn, state_name[st],
 				    okp_kprobe_reason(&op));
 		if (first)
-			pr_info("BENCH-INFO state=%s okp_reason=\"%s\"\n", state_name[st],
+			pr_info("BENCH-INFO target=%s state=%s okp_reason=\"%s\"\n", tn, state_name[st],
 				okp_kprobe_reason(&op));
 	}
 	/* Let a kprobe optimizer that should not be on (delay: 5 jiffies) show itself. */
 	msleep(30);
 
 	pre_hits = post_hits = 0;
-	ns = bench_loop(n, &sum);
+	ns = bench_loop(t, n, &sum);
 	bench_sink = sum;
 
 	if (sum != n * (n + 1) / 2)
-		bench_error("state=%s the target computed %lu, not %lu", state_name[st], sum,
+		bench_error("target=%s state=%s the target computed %lu, not %lu", tn, state_name[st], sum,
 			    n * (n + 1) / 2);
 	if (st != S_NONE && pre_hits != n)
-		bench_error("state=%s %lu pre-handler hits for %lu calls", state_name[st], pre_hits, n);
+		bench_error("target=%s state=%s %lu pre-handler hits for %lu calls", tn, state_name[st], pre_hits, n);
 	if (post_hits != (step ? n : 0))
-		bench_error("state=%s %lu post-handler hits for %lu calls", state_name[st], post_hits,
+		bench_error("target=%s state=%s %lu post-handler hits for %lu calls", tn, state_name[st], post_hits,
 			    n);
 	if (kernel) {
 		if (kp.flags & KPROBE_FLAG_OPTIMIZED)
-			bench_error("state=%s the kernel's kprobe is OPTIMIZED (jump), not int3",
-				    state_name[st]);
+			bench_error("target=%s state=%s the kernel's kprobe is OPTIMIZED (jump), not int3",
+				    tn, state_name[st]);
 		if (kp.nmissed)
-			bench_error("state=%s kprobe nmissed=%lu", state_name[st], kp.nmissed);
+			bench_error("target=%s state=%s kprobe nmissed=%lu", tn, state_name[st], kp.nmissed);
 		unregister_kprobe(&kp);
 	} else if (okp) {
 		if (op.nhit != n || op.nmissed)
-			bench_error("state=%s okprobes nhit=%lu nmissed=%lu for %lu calls",
-				    state_name[st], op.nhit, op.nmissed, n);
+			bench_error("target=%s state=%s okprobes nhit=%lu nmissed=%lu for %lu calls",
+				    tn, state_name[st], op.nhit, op.nmissed, n);
 		okp_unregister_kprobe(&op);
 	}
 	cond_resched();
 	return ns;
 }
 
-static void bench_hits(void)
+static void bench_hits(enum bench_target t)
 {
+	const char *tn = targets[t].name;
 	static u64 times[S_NR][MAX_ROUNDS], sorted[MAX_ROUNDS], per_round[MAX_ROUNDS];
 	u64 med_ps[S_NR] = {}, min_ps[S_NR] = {};
 	char a[32], b[32], c[32], d[32];
@@ -292,7 +310,7 @@ static void bench_hits(void)
 
 	for (r = 0; r < warmup + rounds; r++) {
 		for (s = 0; s < S_NR; s++) {
-			u64 ns = run_state(s, calls, r == 0);
+			u64 ns = run_state(t, s, calls, r == 0);
 
 			if (!ns)
 				return;
@@ -302,7 +320,8 @@ static void bench_hits(void)
 	}
 	for (r = 0; r < rounds; r++)
 		for (s = 0; s < S_NR; s++)
-			pr_info("BENCH-RUN round=%u state=%s ns=%llu\n", r, state_name[s], times[s][r]);
+			pr_info("BENCH-RUN target=%s round=%u state=%s ns=%llu\n", tn, r, state_name[s],
+				times[s][r]);
 
 	for (s = 0; s < S_NR; s++) {
 		u64 med;
@@ -312,8 +331,8 @@ static void bench_hits(void)
 		/* picoseconds per call */
 		med_ps[s] = div64_u64(med * 1000, calls);
 		min_ps[s] = div64_u64(sorted[0] * 1000, calls);
-		pr_info("BENCH state=%s calls=%lu rounds=%u ns_per_call=%s min_ns_per_call=%s max_ns_per_call=%s overhead_ns=%s hits_per_s=%llu\n",
-			state_name[s], calls, rounds, milli(a, sizeof(a), med_ps[s]),
+		pr_info("BENCH target=%s state=%s calls=%lu rounds=%u ns_per_call=%s min_ns_per_call=%s max_ns_per_call=%s overhead_ns=%s hits_per_s=%llu\n",
+			tn, state_name[s], calls, rounds, milli(a, sizeof(a), med_ps[s]),
 			milli(b, sizeof(b), div64_u64(sorted[0] * 1000, calls)),
 			milli(c, sizeof(c), div64_u64(sorted[rounds - 1] * 1000, calls)),
 			milli(d, sizeof(d), (s64)med_ps[s] - (s64)med_ps[S_NONE]),
@@ -333,8 +352,8 @@ static void bench_hits(void)
 
 			per_round[r] = max_t(s64, ratio_milli(o, k), 0);
 		}
-		pr_info("BENCH-RATIO mode=%s overhead=%s ns_per_call=%s overhead_of_min=%s overhead_per_round=%s\n",
-			s ? "step" : "boost",
+		pr_info("BENCH-RATIO target=%s mode=%s overhead=%s ns_per_call=%s overhead_of_min=%s overhead_per_round=%s\n",
+			tn, s ? "step" : "boost",
 			milli(a, sizeof(a), ratio_milli(med_ps[ok] - med_ps[S_NONE],
 							med_ps[ke] - med_ps[S_NONE])),
 			milli(b, sizeof(b), ratio_milli(med_ps[ok], med_ps[ke])),
@@ -486,6 +505,8 @@ out:
 
 static int __init okp_bench_init(void)
 {
+	enum bench_target t;
+
 	if (okp_api_version() != OKP_API_VERSION) {
 		pr_err("BENCH-ERROR okprobes API %u, built for %u\n", okp_api_version(),
 		       OKP_API_VERSION);
@@ -496,11 +517,14 @@ static int __init okp_bench_init(void)
 		       MAX_ROUNDS);
 		return -EINVAL;
 	}
-	pr_info("BENCH-INFO calls=%lu rounds=%u warmup=%u reg_reps=%u reg_max=%u target=%pS probe=%pS\n",
-		calls, rounds, warmup, reg_reps, reg_max, okp_bench_target,
-		first_insn(okp_bench_target));
+	pr_info("BENCH-INFO calls=%lu rounds=%u warmup=%u reg_reps=%u reg_max=%u\n",
+		calls, rounds, warmup, reg_reps, reg_max);
+	for (t = 0; t < T_NR; t++)
+		pr_info("BENCH-INFO target=%s fn=%pS probe=%pS okp_emulates=%d\n", targets[t].name,
+			targets[t].fn, first_insn(targets[t].fn), targets[t].okp_emulates);
 	check_optimization_sysctl();
-	bench_hits();
+	for (t = 0; t < T_NR && !errors; t++)
+		bench_hits(t);
 	bench_registration();
 	pr_info("BENCH-DONE errors=%u\n", errors);
 	return 0;

@@ -4,8 +4,9 @@
  * see exactly the same instructions and none of them is an ftrace site (no -pg here):
  *
  *   okp_bench_target   the hit target: the probe goes on its first real instruction (after
- *                      the ENDBR64 landing pad), a plain `mov %rdi,%rax` both the kernel's
- *                      kprobes (can_boost) and okprobes (may_boost) boost.
+ *                      the ENDBR64 landing pad), a plain `mov %rdi,%rax`, which the kernel's
+ *                      kprobes copy to a slot (and boost, can_boost) and okprobes emulates.
+ *   okp_bench_target_lea  the same with `lea 1(%rdi),%rax`, which both copy to a slot.
  *   okp_bench_dense    OKP_BENCH_DENSE `mov %rdi,%rax` (3 bytes each) in one function: the
  *                      registration benchmark puts one probe on each of the first N.
  *   okp_bench_fn_<i>   OKP_BENCH_SPREAD one-instruction functions, listed in
@@ -24,6 +25,12 @@ SYM_FUNC_START(okp_bench_target)
 	add	$1, %rax
 	RET
 SYM_FUNC_END(okp_bench_target)
+
+/* unsigned long okp_bench_target_lea(unsigned long x): returns x + 1. */
+SYM_FUNC_START(okp_bench_target_lea)
+	leaq	1(%rdi), %rax
+	RET
+SYM_FUNC_END(okp_bench_target_lea)
 
 /* unsigned long okp_bench_dense(unsigned long x): returns x; never called. */
 SYM_FUNC_START(okp_bench_dense)
