@@ -41,6 +41,10 @@ inline void enter_boosted(okp_regs*, okp_addr_t) {}
 inline ErrorOr<void> emulate(const Plan&, okp_addr_t, okp_regs*) {
   return Error(Errno::kOpNotSupp, "arch backend missing");
 }
+constexpr u32 kReturnStubs = 0;  // return probes: -EOPNOTSUPP
+constexpr usize kReturnStubSize = 16;
+inline okp_addr_t return_stub_address(u32) { return 0; }
+inline okp_addr_t return_slot(const okp_regs*) { return 0; }
 inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }
 inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site; }
 

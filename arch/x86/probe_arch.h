@@ -4,6 +4,8 @@
 // the build puts the right directory on the include path.
 #pragma once
 
+#define OKP_ARCH_NAME "x86-64"
+
 #include "arch/x86/insn_plan.h"
 #include "core/error_or.h"
 #include "seam/okp_seam.h"
@@ -69,6 +71,19 @@ inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) 
   if (x86::emulate_register_move(plan, addr, regs)) return {};  // the common case, no call
   return x86::emulate(plan, addr, regs);
 }
+
+// Return probes (arch/x86/return_stubs.S): OKP_RET_STUBS stubs of 16 bytes each.
+constexpr u32 kReturnStubs = 4096;
+constexpr usize kReturnStubSize = 16;
+}  // namespace okp::arch
+extern "C" const okp::u8 okp_return_stubs[];
+namespace okp::arch {
+inline okp_addr_t return_stub_address(u32 index) {
+  return reinterpret_cast<okp_addr_t>(okp_return_stubs) + index * kReturnStubSize;
+}
+// At a function's entry (breakpoint after ENDBR64, or its ftrace site): the stack slot that
+// holds the return address.
+inline okp_addr_t return_slot(const okp_regs* regs) { return regs->sp; }
 
 // The kprobes convention for a function-entry probe served by ftrace: handlers see ip as if
 // the breakpoint had trapped (pre) and as if the call site had run (post).

@@ -15,7 +15,7 @@
 #define OKPROBES_OKPROBES_H
 
 /* Bumped on any incompatible change of this header. */
-#define OKP_API_VERSION 2
+#define OKP_API_VERSION 3
 
 struct pt_regs;
 struct okp_kprobe;
@@ -97,6 +97,66 @@ const char *okp_kprobe_reason(const struct okp_kprobe *p);
  * its entry, by the calling convention (x86-64: rdi rsi rdx rcx r8 r9, then the stack).
  */
 unsigned long okp_arg(struct pt_regs *regs, unsigned int n);
+
+/* --- Return probes: as struct kretprobe (kprobes.rst, "Return Probes"). --- */
+
+struct okp_kretprobe;
+struct okp_kretprobe_instance;
+typedef int (*okp_kretprobe_handler_t)(struct okp_kretprobe_instance *, struct pt_regs *);
+
+/* okprobes addition: why a return handler did not run (okp_kretprobe.nmissed_by). */
+enum okp_kretprobe_miss_cause {
+	OKP_RP_MISS_POOL_EMPTY = 0,	/* all maxactive instances in use: raise maxactive */
+	OKP_RP_MISS_REENTRY = 1,	/* entry hit inside a handler */
+	OKP_RP_MISS_DISABLED = 2,	/* the return probe is disabled */
+	OKP_RP_MISS_NR
+};
+
+struct okp_kretprobe {
+	/* --- as struct kretprobe --- */
+	struct okp_kprobe kp;		/* set symbol_name or addr; okprobes owns the handlers */
+	okp_kretprobe_handler_t handler;	/* at the function's return */
+	okp_kretprobe_handler_t entry_handler;	/* at entry; non-zero: skip this instance */
+	int maxactive;			/* instances; <= 0: max(10, 2 * possible CPUs) */
+	int nmissed;			/* returns missed because all instances were in use */
+	unsigned long data_size;	/* bytes of okp_kretprobe_instance.data per instance */
+
+	/* --- okprobes additions, read-only for the user --- */
+	unsigned long nmissed_by[OKP_RP_MISS_NR];	/* misses by cause */
+	unsigned int peak;		/* most instances in use at once since registration */
+	unsigned long nreclaimed;	/* instances of frames that never returned, taken back */
+
+	/* --- private to okprobes --- */
+	void *okp_pool;
+};
+
+struct okp_kretprobe_instance {
+	struct okp_kretprobe *rp;	/* private: use okp_get_kretprobe() */
+	unsigned long ret_addr;		/* the real return address */
+	unsigned long frame;		/* the stack slot that held it (identifies the frame) */
+	void *task;			/* the task that entered */
+	char data[];			/* data_size bytes, shared by entry and return handler */
+};
+
+int okp_register_kretprobe(struct okp_kretprobe *rp);
+void okp_unregister_kretprobe(struct okp_kretprobe *rp);
+/* Registers num return probes; on an error, unregisters the ones registered before it. */
+int okp_register_kretprobes(struct okp_kretprobe **rps, int num);
+void okp_unregister_kretprobes(struct okp_kretprobe **rps, int num);
+int okp_disable_kretprobe(struct okp_kretprobe *rp);
+int okp_enable_kretprobe(struct okp_kretprobe *rp);
+/* The return probe an instance belongs to (in its handlers). */
+struct okp_kretprobe *okp_get_kretprobe(struct okp_kretprobe_instance *ri);
+/*
+ * okprobes addition: while a return probe is armed on a frame, that frame's return address
+ * on the stack is okprobes' return stub. For an address a stack trace shows, returns the
+ * real return address if addr is one of okprobes' stubs holding one for a live frame of
+ * task (NULL: current), else addr unchanged.
+ */
+unsigned long okp_kretprobe_find_ret_addr(void *task, unsigned long addr);
+/* okprobes addition, for tests: return stubs in use now over all return probes (0 once all
+ * are unregistered and every frame returned). */
+unsigned long okp_return_stubs_in_use(void);
 
 /* The API version of the loaded okprobes.ko; a client compares it with OKP_API_VERSION. */
 unsigned int okp_api_version(void);

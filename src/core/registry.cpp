@@ -3,6 +3,7 @@
 #include "core/registry.h"
 
 #include "core/new.h"
+#include "core/return_probe.h"
 #include "core/settings.h"
 #include "core/string.h"
 
@@ -108,7 +109,7 @@ void Registry::note_refusal(const okp_kprobe* kp, int err) {
   copy_string(r.reason, sizeof(r.reason), kp ? kp->okp_reason : "NULL probe");
 }
 
-int Registry::register_probe(okp_kprobe* kp) {
+int Registry::register_probe(okp_kprobe* kp, bool return_probe) {
   if (!kp) {
     okp_seam_log(OKP_LOG_ERR, "register: NULL probe (-EINVAL)");
     RegistryGuard guard;
@@ -118,7 +119,7 @@ int Registry::register_probe(okp_kprobe* kp) {
   RegistryGuard guard;
   char reason[OKP_REASON_MAX];
   reason[0] = '\0';
-  auto result = do_register(kp, reason, sizeof(reason));
+  auto result = do_register(kp, reason, sizeof(reason), return_probe);
   if (!result.is_error()) return 0;
   if (result.error().code() == Errno::kExist) return result.error().kernel_errno();  // keep it
   if (!reason[0]) copy_string(reason, sizeof(reason), result.error().reason());
@@ -132,7 +133,8 @@ int Registry::register_probe(okp_kprobe* kp) {
   return result.error().kernel_errno();
 }
 
-ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_len) {
+ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_len,
+                                    bool return_probe) {
   if (find_record(kp)) {
     char what[64], line[128];
     describe(kp, what, sizeof(what));
@@ -160,6 +162,17 @@ ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_l
                             &addr, &info, reason, reason_len);
   if (err) return Error(static_cast<Errno>(-err), "cannot locate the probe address");
   addr = arch::skip_landing_pad(addr, info.func_start);
+  if (return_probe) {
+    if (addr != arch::skip_landing_pad(info.func_start, info.func_start)) {
+      okp_seam_format(reason, reason_len,
+                      "a return probe goes on a function's entry, and %s is not one", info.symbol);
+      return Error(Errno::kInval, "not a function entry");
+    }
+    if (const char* why = return_probe_unsafe(info.symbol)) {
+      okp_seam_format(reason, reason_len, "no return probe on %s: %s", info.symbol, why);
+      return Error(Errno::kInval, "unsafe for a return probe");
+    }
+  }
 
   if (const BlacklistEntry* b = blacklist_.find(addr, 1)) {
     okp_seam_format(reason, reason_len, "%#lx is blacklisted: %s [%s]", addr, b->symbol, b->source);
@@ -476,7 +489,7 @@ void Registry::show_probes(void (*emit)(void*, const char*), void* ctx) {
   for (ProbeRecord* r = registered_; r; r = r->next_registered) {
     const Site& s = *r->site;
     const okp_kprobe* kp = r->kp;
-    char line[OKP_REASON_MAX + 256];
+    char line[OKP_REASON_MAX + 460];
     unsigned int f = kp->flags;
     char modpart[64] = "";
     if (s.module_name[0]) okp_seam_format(modpart, sizeof(modpart), " [%s]", s.module_name);
@@ -491,8 +504,15 @@ void Registry::show_probes(void (*emit)(void*, const char*), void* ctx) {
     flags[n] = '\0';
     char why[OKP_REASON_MAX + 16] = "";
     if (kp->okp_reason[0]) okp_seam_format(why, sizeof(why), " reason=\"%s\"", kp->okp_reason);
-    okp_seam_format(line, sizeof(line), "%016lx  k  %s+%#lx%s%s hits=%lu nmissed=%lu%s", s.addr,
-                    s.symbol, s.offset, modpart, flags, kp->nhit, kp->nmissed, why);
+    const bool ret = is_return_entry(kp);
+    char pool[200] = "";
+    if (ret)
+      describe_return_probe(reinterpret_cast<const okp_kretprobe*>(
+                                reinterpret_cast<const u8*>(kp) - __builtin_offsetof(okp_kretprobe, kp)),
+                            pool, sizeof(pool));
+    okp_seam_format(line, sizeof(line), "%016lx  %c  %s+%#lx%s%s hits=%lu nmissed=%lu%s%s", s.addr,
+                    ret ? 'r' : 'k', s.symbol, s.offset, modpart, flags, kp->nhit, kp->nmissed,
+                    pool, why);
     emit(ctx, line);
   }
 }

@@ -58,7 +58,8 @@ class Registry {
   void exit();
 
   // Writer side (process context, takes the registry lock itself).
-  int register_probe(okp_kprobe* kp);
+  // return_probe: kp is a return probe's entry (must be a function entry, not an unsafe one).
+  int register_probe(okp_kprobe* kp, bool return_probe = false);
   void unregister_probe(okp_kprobe* kp);
   int set_probe_disabled(okp_kprobe* kp, bool disabled);
   void set_armed(bool armed);
@@ -78,7 +79,7 @@ class Registry {
   void recover_original(okp_addr_t start, u8* bytes, usize n) const;
 
  private:
-  ErrorOr<void> do_register(okp_kprobe* kp, char* reason, usize reason_len);
+  ErrorOr<void> do_register(okp_kprobe* kp, char* reason, usize reason_len, bool return_probe);
   ErrorOr<Site*> create_site(okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp,
                              char* reason, usize reason_len);
   ErrorOr<void> arm(Site& site);

@@ -97,3 +97,80 @@ unsigned long okp_arg(struct pt_regs *regs, unsigned int n)
 }
 EXPORT_SYMBOL_GPL(okp_arg);
 NOKPROBE_SYMBOL(okp_arg);
+
+int okp_register_kretprobe(struct okp_kretprobe *rp)
+{
+	might_sleep();
+	return okp_core_register_kretprobe(rp);
+}
+EXPORT_SYMBOL_GPL(okp_register_kretprobe);
+
+void okp_unregister_kretprobe(struct okp_kretprobe *rp)
+{
+	might_sleep();
+	okp_core_unregister_kretprobe(rp);
+}
+EXPORT_SYMBOL_GPL(okp_unregister_kretprobe);
+
+int okp_register_kretprobes(struct okp_kretprobe **rps, int num)
+{
+	int i, ret;
+
+	if (num <= 0 || !rps)
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		ret = okp_register_kretprobe(rps[i]);
+		if (ret) {
+			pr_err("batch return-probe registration stopped at entry %d (%d): unregistering the %d before it\n",
+			       i, ret, i);
+			while (--i >= 0)
+				okp_unregister_kretprobe(rps[i]);
+			return ret;
+		}
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(okp_register_kretprobes);
+
+void okp_unregister_kretprobes(struct okp_kretprobe **rps, int num)
+{
+	int i;
+
+	if (num <= 0 || !rps)
+		return;
+	for (i = 0; i < num; i++)
+		okp_unregister_kretprobe(rps[i]);
+}
+EXPORT_SYMBOL_GPL(okp_unregister_kretprobes);
+
+int okp_disable_kretprobe(struct okp_kretprobe *rp)
+{
+	return okp_core_set_kretprobe_disabled(rp, 1);
+}
+EXPORT_SYMBOL_GPL(okp_disable_kretprobe);
+
+int okp_enable_kretprobe(struct okp_kretprobe *rp)
+{
+	return okp_core_set_kretprobe_disabled(rp, 0);
+}
+EXPORT_SYMBOL_GPL(okp_enable_kretprobe);
+
+struct okp_kretprobe *okp_get_kretprobe(struct okp_kretprobe_instance *ri)
+{
+	return ri ? ri->rp : NULL;
+}
+EXPORT_SYMBOL_GPL(okp_get_kretprobe);
+NOKPROBE_SYMBOL(okp_get_kretprobe);
+
+unsigned long okp_kretprobe_find_ret_addr(void *task, unsigned long addr)
+{
+	return okp_core_kretprobe_find_ret_addr(task ? task : current, addr);
+}
+EXPORT_SYMBOL_GPL(okp_kretprobe_find_ret_addr);
+
+/* okprobes addition for tests: return stubs in use now, over all probes. */
+unsigned long okp_return_stubs_in_use(void)
+{
+	return okp_core_return_stubs_in_use();
+}
+EXPORT_SYMBOL_GPL(okp_return_stubs_in_use);

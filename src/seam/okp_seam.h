@@ -134,6 +134,11 @@ struct okp_regs {
 #error "okprobes: unsupported architecture"
 #endif
 
+/* The running task (struct task_struct *), for return-probe instances. */
+void *okp_seam_current_task(void);
+/* num_possible_cpus(). */
+unsigned int okp_seam_possible_cpus(void);
+
 /* --- Provided by the core, called by the glue. Return 0 or a negative errno. --- */
 
 struct okp_kprobe;
@@ -158,6 +163,16 @@ int okp_core_on_breakpoint(struct okp_regs *regs, struct okp_cpu_state *cpu);
 /* The ftrace path: a function-entry site was reached; regs->ip == site. */
 void okp_core_on_ftrace(okp_addr_t site, struct okp_regs *regs, int ipmodify,
 			struct okp_cpu_state *cpu);
+/* Return probes (core/return_probe.cpp). */
+struct okp_kretprobe;
+int okp_core_register_kretprobe(struct okp_kretprobe *rp);
+void okp_core_unregister_kretprobe(struct okp_kretprobe *rp);
+int okp_core_set_kretprobe_disabled(struct okp_kretprobe *rp, int disabled);
+unsigned long okp_core_kretprobe_find_ret_addr(void *task, unsigned long addr);
+unsigned long okp_core_return_stubs_in_use(void);
+/* The return trampoline's callback (interrupts off): answers the real return address. */
+unsigned long okp_core_on_return(struct okp_regs *regs, unsigned long index,
+				 struct okp_cpu_state *cpu);
 /* Blacklist, fed by the glue at load and on module events. source is a static string. */
 int okp_core_blacklist_add(okp_addr_t start, okp_addr_t end, const char *symbol,
 			   const char *source, const void *owner);

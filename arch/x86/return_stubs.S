@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Return probes without a trap and without a task_struct field (src/core/return_probe.cpp).
+ *
+ * At a return-probed function's entry the core replaces the return address on the stack by
+ * the address of one of OKP_RET_STUBS stubs here, each owned by one instance. The stub
+ * itself therefore says which instance a returning frame belongs to: recursion, nesting,
+ * interrupts and tasks sleeping inside the function need no lookup at all.
+ *
+ * A stub pushes its index (into the slot the ret just popped) and jumps to the common part,
+ * which saves a struct pt_regs below it, calls okp_return_trampoline_handler(regs, index)
+ * (src/kernel/return.c), puts the real return address it answers into that slot, restores
+ * the registers (a handler may change the return value in regs->ax) and returns there.
+ *
+ * Returns are not IBT-checked, so stubs have no ENDBR. The unwind hints say "undefined
+ * stack" (objtool then knows the code is reached, by ret): an unwinder stops at a stub (see
+ * docs/api.md, okp_kretprobe_find_ret_addr()).
+ */
+#include <linux/linkage.h>
+#include <linux/objtool.h>
+#include <asm/nospec-branch.h>
+#include <asm/segment.h>
+#include <asm/unwind_hints.h>
+
+#define OKP_RET_STUBS 4096
+#define OKP_RET_STUB_SIZE 16
+#define OKP_PT_REGS_SIZE (21 * 8)
+
+	.section .text.okp_return, "ax"
+	.balign 4096
+	.globl okp_return_stubs
+okp_return_stubs:
+	.set okp_stub_index, 0
+	.rept OKP_RET_STUBS
+	.balign OKP_RET_STUB_SIZE, 0xcc
+	UNWIND_HINT_EMPTY
+	ANNOTATE_NOENDBR
+	pushq $okp_stub_index
+	jmp okp_return_common
+	.set okp_stub_index, okp_stub_index + 1
+	.endr
+	.balign OKP_RET_STUB_SIZE, 0xcc
+	.globl okp_return_stubs_end
+okp_return_stubs_end:
+
+/* [rsp] = the stub's index, in the slot that held the return address (sp after ret - 8). */
+okp_return_common:
+	UNWIND_HINT_EMPTY
+	ANNOTATE_NOENDBR
+	subq $OKP_PT_REGS_SIZE, %rsp
+	movq %r15, 0*8(%rsp)
+	movq %r14, 1*8(%rsp)
+	movq %r13, 2*8(%rsp)
+	movq %r12, 3*8(%rsp)
+	movq %rbp, 4*8(%rsp)
+	movq %rbx, 5*8(%rsp)
+	movq %r11, 6*8(%rsp)
+	movq %r10, 7*8(%rsp)
+	movq %r9, 8*8(%rsp)
+	movq %r8, 9*8(%rsp)
+	movq %rax, 10*8(%rsp)
+	movq %rcx, 11*8(%rsp)
+	movq %rdx, 12*8(%rsp)
+	movq %rsi, 13*8(%rsp)
+	movq %rdi, 14*8(%rsp)
+	movq $-1, 15*8(%rsp)			/* orig_ax */
+	movq $0, 16*8(%rsp)			/* ip: the handler fills in the return address */
+	movq $__KERNEL_CS, 17*8(%rsp)
+	pushfq
+	popq 18*8(%rsp)				/* flags */
+	leaq (OKP_PT_REGS_SIZE + 8)(%rsp), %rax
+	movq %rax, 19*8(%rsp)			/* sp: as the caller sees it after the return */
+	movq $__KERNEL_DS, 20*8(%rsp)
+	movq %rsp, %rdi
+	movq OKP_PT_REGS_SIZE(%rsp), %rsi	/* the index */
+	call okp_return_trampoline_handler
+	movq %rax, OKP_PT_REGS_SIZE(%rsp)	/* the real return address, where ret finds it */
+	movq 0*8(%rsp), %r15
+	movq 1*8(%rsp), %r14
+	movq 2*8(%rsp), %r13
+	movq 3*8(%rsp), %r12
+	movq 4*8(%rsp), %rbp
+	movq 5*8(%rsp), %rbx
+	movq 6*8(%rsp), %r11
+	movq 7*8(%rsp), %r10
+	movq 8*8(%rsp), %r9
+	movq 9*8(%rsp), %r8
+	movq 10*8(%rsp), %rax
+	movq 11*8(%rsp), %rcx
+	movq 12*8(%rsp), %rdx
+	movq 13*8(%rsp), %rsi
+	movq 14*8(%rsp), %rdi
+	addq $OKP_PT_REGS_SIZE, %rsp
+	ANNOTATE_UNRET_SAFE
+	ret
+	int3

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0
+// Return probes: pools of return stubs, the entry handler that arms one, the return path
+// the stub's trampoline calls, registration and unregistration. See return_probe.h.
+#include "core/return_probe.h"
+
+#include "core/registry.h"
+#include "core/string.h"
+#include "probe_arch.h"
+
+namespace okp {
+
+namespace {
+
+// Per stub, global and never freed (see return_probe.h).
+struct StubState {
+  okp_kretprobe* owner;            // the registered probe whose pool holds it; null: detached
+  okp_kretprobe_instance* instance;  // in the owner's pool; null when detached
+  unsigned long ret_addr;          // the real return address of the frame using it
+  unsigned long frame;             // the stack slot that held ret_addr (now holds the stub)
+  u32 next_free;                   // StubStack link (index + 1)
+  u32 in_use;                      // 1 from arming the frame to its return (or reclaim)
+};
+
+constinit StubState g_stubs[arch::kReturnStubs > 0 ? arch::kReturnStubs : 1] = {};
+constinit StubStack g_free_stubs;  // stubs no pool holds
+constinit bool g_stubs_ready = false;  // registry lock
+
+// A pool: the stubs a return probe owns and the instances they stand for.
+struct ReturnPool {
+  okp_kretprobe* rp;
+  StubStack free;
+  u32 nstubs;
+  u32 in_use;                 // atomic: instances in use now
+  usize instance_size;
+  u32* stub_index;            // [nstubs]
+  u8* instances;              // nstubs * instance_size
+};
+
+// Re-entry: the per-CPU frames the breakpoint path keeps (hit.cpp), one kind for handlers.
+constexpr unsigned int kFrameHandlers = 1;
+
+okp_kretprobe* return_probe_of(okp_kprobe* kp) {
+  return reinterpret_cast<okp_kretprobe*>(reinterpret_cast<u8*>(kp) -
+                                          __builtin_offsetof(okp_kretprobe, kp));
+}
+
+ReturnPool* pool_of(const okp_kretprobe* rp) {
+  return static_cast<ReturnPool*>(__atomic_load_n(&rp->okp_pool, __ATOMIC_ACQUIRE));
+}
+
+bool rp_disabled(const okp_kretprobe* rp) {
+  return __atomic_load_n(&rp->kp.flags, __ATOMIC_RELAXED) &
+         (OKP_KPROBE_FLAG_DISABLED | OKP_KPROBE_FLAG_GONE);
+}
+
+void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause cause) {
+  __atomic_fetch_add(&rp->nmissed_by[cause], 1, __ATOMIC_RELAXED);
+  if (cause == OKP_RP_MISS_POOL_EMPTY) __atomic_fetch_add(&rp->nmissed, 1, __ATOMIC_RELAXED);
+}
+
+// A frame that holds an instance can only have its slot hold the stub (until its ret) or the
+// stub's index (pushed by the stub, until the trampoline writes the real return address
+// back, after the instance was released). Anything else, or an unreadable slot (the stack of
+// an exited task), means the frame is gone without returning: the instance can be reclaimed.
+bool frame_is_gone(u32 index) {
+  const StubState& st = g_stubs[index];
+  unsigned long word = 0;
+  if (okp_seam_read_nofault(&word, st.frame, sizeof(word)) != 0) return true;
+  return word != arch::return_stub_address(index) && word != index;
+}
+
+// Takes back one in-use stub whose frame is gone; true if it did. in_use goes 1 -> 0 by
+// compare-exchange, so a reclaim and a (real) return never both release a stub.
+bool try_reclaim(u32 index) {
+  StubState& st = g_stubs[index];
+  if (__atomic_load_n(&st.in_use, __ATOMIC_ACQUIRE) != 1 || !frame_is_gone(index)) return false;
+  u32 expected = 1;
+  return __atomic_compare_exchange_n(&st.in_use, &expected, 0, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED);
+}
+
+u32 reclaim_pool(ReturnPool* pool) {
+  u32 n = 0;
+  for (u32 k = 0; k < pool->nstubs; ++k) {
+    const u32 index = pool->stub_index[k];
+    if (!try_reclaim(index)) continue;
+    __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pool->rp->nreclaimed, 1, __ATOMIC_RELAXED);
+    pool->free.push(index);
+    ++n;
+  }
+  return n;
+}
+
+void note_peak(okp_kretprobe* rp, u32 in_use) {
+  unsigned int peak = __atomic_load_n(&rp->peak, __ATOMIC_RELAXED);
+  while (in_use > peak &&
+         !__atomic_compare_exchange_n(&rp->peak, &peak, in_use, true, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED)) {
+  }
+}
+
+// The entry probe's pre_handler: take an instance, run the entry handler, arm the frame.
+int return_entry(okp_kprobe* kp, pt_regs* pt) {
+  okp_kretprobe* rp = return_probe_of(kp);
+  ReturnPool* pool = pool_of(rp);
+  if (!pool) return 0;
+  auto* regs = reinterpret_cast<okp_regs*>(pt);
+  u32 index = 0;
+  if (!pool->free.pop(&index) && (!reclaim_pool(pool) || !pool->free.pop(&index))) {
+    count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
+    return 0;
+  }
+  StubState& st = g_stubs[index];
+  const okp_addr_t slot = arch::return_slot(regs);
+  st.frame = slot;
+  st.ret_addr = *reinterpret_cast<unsigned long*>(slot);  // this task's own stack
+  okp_kretprobe_instance* ri = st.instance;
+  ri->rp = rp;
+  ri->ret_addr = st.ret_addr;
+  ri->frame = slot;
+  ri->task = okp_seam_current_task();
+  if (rp->entry_handler && rp->entry_handler(ri, pt)) {
+    pool->free.push(index);
+    return 0;
+  }
+  *reinterpret_cast<unsigned long*>(slot) = arch::return_stub_address(index);
+  // Published last: a reclaimer that sees in_use also sees the slot armed.
+  __atomic_store_n(&st.in_use, 1, __ATOMIC_RELEASE);
+  note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
+  return 0;
+}
+
+bool stub_take_global(u32* index) { return g_free_stubs.pop(index); }
+
+// Detached stubs (their probe unregistered while a frame still pointed at them) go back to
+// the global stack when their frame returns; frames that never return are found here.
+void reclaim_detached() {
+  for (u32 i = 0; i < arch::kReturnStubs; ++i) {
+    StubState& st = g_stubs[i];
+    if (__atomic_load_n(&st.owner, __ATOMIC_ACQUIRE) || !try_reclaim(i)) continue;
+    g_free_stubs.push(i);
+  }
+}
+
+void init_stubs() {
+  if (g_stubs_ready) return;
+  for (u32 i = arch::kReturnStubs; i > 0; --i) g_free_stubs.push(i - 1);
+  g_stubs_ready = true;
+}
+
+// Returns stubs [0, n) of pool to the global stack (registration failed).
+void release_stubs(ReturnPool* pool, u32 n) {
+  for (u32 k = 0; k < n; ++k) {
+    StubState& st = g_stubs[pool->stub_index[k]];
+    __atomic_store_n(&st.owner, nullptr, __ATOMIC_RELEASE);
+    st.instance = nullptr;
+    g_free_stubs.push(pool->stub_index[k]);
+  }
+}
+
+unsigned int default_maxactive() {
+  const unsigned int twice = 2 * okp_seam_possible_cpus();
+  return twice > 10 ? twice : 10;
+}
+
+ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 nstubs) {
+  const usize instance_size =
+      (sizeof(okp_kretprobe_instance) + rp->data_size + 7) & ~static_cast<usize>(7);
+  const usize bytes = sizeof(ReturnPool) + nstubs * sizeof(u32) + nstubs * instance_size;
+  auto* mem = static_cast<u8*>(okp_seam_alloc(bytes, OKP_GFP_KERNEL));
+  if (!mem) return Error(Errno::kNoMem, "out of memory for the instance pool");
+  auto* pool = reinterpret_cast<ReturnPool*>(mem);
+  pool->rp = rp;
+  pool->nstubs = nstubs;
+  pool->instance_size = instance_size;
+  pool->stub_index = reinterpret_cast<u32*>(mem + sizeof(ReturnPool));
+  pool->instances = mem + sizeof(ReturnPool) + nstubs * sizeof(u32);
+  return pool;
+}
+
+int refuse(okp_kretprobe* rp, Errno code, const char* reason) {
+  if (rp) copy_string(rp->kp.okp_reason, OKP_REASON_MAX, reason);
+  char line[OKP_REASON_MAX + 64];
+  okp_seam_format(line, sizeof(line), "refused return probe: %s (%d)", reason,
+                  to_kernel_errno(code));
+  okp_seam_log(OKP_LOG_ERR, line);
+  return to_kernel_errno(code);
+}
+
+}  // namespace
+
+void StubStack::push(u32 index) {
+  u64 old = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+  u64 next;
+  do {
+    __atomic_store_n(&g_stubs[index].next_free, static_cast<u32>(old), __ATOMIC_RELAXED);
+    next = (((old >> 32) + 1) << 32) | (index + 1);
+  } while (!__atomic_compare_exchange_n(&head, &old, next, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_ACQUIRE));
+}
+
+bool StubStack::pop(u32* index) {
+  u64 old = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+  u64 next;
+  do {
+    const u32 top = static_cast<u32>(old);
+    if (!top) return false;
+    // May read a link that a racing pop+push changed: the tag makes that exchange fail.
+    const u32 link = __atomic_load_n(&g_stubs[top - 1].next_free, __ATOMIC_RELAXED);
+    next = (((old >> 32) + 1) << 32) | link;
+  } while (!__atomic_compare_exchange_n(&head, &old, next, true, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE));
+  *index = static_cast<u32>(old) - 1;
+  return true;
+}
+
+bool is_return_entry(const okp_kprobe* kp) { return kp->pre_handler == return_entry; }
+
+// Functions a return probe must not be put on: they return in another task's context (the
+// context switch), or never return to their caller, so the frame's instance would be taken
+// and its handler never run (or run for the wrong task).
+const char* return_probe_unsafe(const char* symbol) {
+  static constexpr const char* kUnsafe[][2] = {
+      {"__switch_to", "it returns into the next task (context switch)"},
+      {"__switch_to_asm", "it returns into the next task (context switch)"},
+      {"do_exit", "it never returns to its caller"},
+      {"do_group_exit", "it never returns to its caller"},
+      {"make_task_dead", "it never returns to its caller"},
+      {"kthread_exit", "it never returns to its caller"},
+      {"panic", "it never returns to its caller"},
+      {"__stack_chk_fail", "it never returns to its caller"},
+      {"rewind_stack_and_make_dead", "it never returns to its caller"},
+      {"machine_power_off", "it never returns to its caller"},
+      {"machine_halt", "it never returns to its caller"},
+      {"machine_restart", "it never returns to its caller"},
+      {"cpu_startup_entry", "it never returns to its caller"},
+  };
+  // symbol is "name+0xoff/0xsize": compare the name up to '+' or a '.' suffix.
+  usize n = 0;
+  while (symbol[n] && symbol[n] != '+' && symbol[n] != '.') ++n;
+  for (const auto& entry : kUnsafe) {
+    const char* name = entry[0];
+    usize i = 0;
+    while (i < n && name[i] && name[i] == symbol[i]) ++i;
+    if (i == n && !name[i]) return entry[1];
+  }
+  return nullptr;
+}
+
+void describe_return_probe(const okp_kretprobe* rp, char* buf, usize len) {
+  const ReturnPool* pool = pool_of(rp);
+  const unsigned long pool_empty = rp->nmissed_by[OKP_RP_MISS_POOL_EMPTY];
+  const unsigned long reentry = rp->nmissed_by[OKP_RP_MISS_REENTRY] + rp->kp.nmissed_by[OKP_MISS_REENTRY];
+  okp_seam_format(buf, len,
+                  " maxactive=%u in_use=%u peak=%u missed_pool_empty=%lu missed_reentry=%lu "
+                  "missed_disabled=%lu reclaimed=%lu%s",
+                  pool ? pool->nstubs : 0, pool ? __atomic_load_n(&pool->in_use, __ATOMIC_RELAXED) : 0,
+                  rp->peak, pool_empty, reentry, rp->nmissed_by[OKP_RP_MISS_DISABLED],
+                  rp->nreclaimed, pool_empty ? " advice=\"raise maxactive\"" : "");
+}
+
+}  // namespace okp
+
+using namespace okp;
+
+// The trampoline's callback (interrupts off, see src/kernel/return.c): runs the return
+// handler for the frame of stub `index` and answers the real return address.
+extern "C" unsigned long okp_core_on_return(struct okp_regs* regs, unsigned long index,
+                                            struct okp_cpu_state* cpu) {
+  if (index >= arch::kReturnStubs) {
+    okp_seam_invariant_failed("return stub index out of range", __FILE__, __LINE__);
+    return 0;
+  }
+  StubState& st = g_stubs[index];
+  const unsigned long ret_addr = st.ret_addr;  // before the stub can be reused
+  arch::set_instruction_pointer(regs, ret_addr);
+  u32 expected = 1;
+  if (!__atomic_compare_exchange_n(&st.in_use, &expected, 0, false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_RELAXED)) {
+    okp_seam_invariant_failed("a live frame's return stub was not in use", __FILE__, __LINE__);
+    return ret_addr;
+  }
+  okp_kretprobe* rp = __atomic_load_n(&st.owner, __ATOMIC_ACQUIRE);
+  if (!rp) {  // detached: the probe is gone, the stub goes back to the global stack
+    g_free_stubs.push(static_cast<u32>(index));
+    return ret_addr;
+  }
+  ReturnPool* pool = pool_of(rp);
+  if (cpu->depth > 0) {
+    count_rp_miss(rp, OKP_RP_MISS_REENTRY);
+  } else if (rp_disabled(rp)) {
+    count_rp_miss(rp, OKP_RP_MISS_DISABLED);
+  } else if (rp->handler && cpu->depth < OKP_CPU_STACK_DEPTH) {
+    okp_cpu_frame* f = &cpu->frames[cpu->depth++];
+    f->site = nullptr;
+    f->kind = kFrameHandlers;
+    f->saved_flags = 0;
+    rp->handler(st.instance, reinterpret_cast<pt_regs*>(regs));
+    --cpu->depth;
+  }
+  __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
+  pool->free.push(static_cast<u32>(index));
+  return ret_addr;
+}
+
+extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
+  if (arch::kReturnStubs == 0) {
+    char reason[OKP_REASON_MAX];
+    okp_seam_format(reason, sizeof(reason), "return probes are not implemented on %s yet",
+                    OKP_ARCH_NAME);
+    return refuse(rp, Errno::kOpNotSupp, reason);
+  }
+  if (!rp) return refuse(nullptr, Errno::kInval, "NULL return probe");
+  if (pool_of(rp)) return refuse(rp, Errno::kExist, "this okp_kretprobe is already registered");
+  if (rp->data_size > 4096)
+    return refuse(rp, Errno::kInval, "data_size over 4096 bytes per instance");
+  const unsigned int want = rp->maxactive > 0 ? static_cast<unsigned int>(rp->maxactive)
+                                              : default_maxactive();
+  if (want > arch::kReturnStubs)
+    return refuse(rp, Errno::kNoSpc, "maxactive exceeds okprobes' return stubs (4096)");
+
+  okp_seam_registry_lock();
+  init_stubs();
+  auto made = make_pool(rp, want);
+  if (made.is_error()) {
+    okp_seam_registry_unlock();
+    return refuse(rp, made.error().code(), made.error().reason());
+  }
+  ReturnPool* pool = made.value();
+  u32 got = 0;
+  for (; got < want; ++got) {
+    u32 index;
+    if (!stub_take_global(&index)) {
+      reclaim_detached();
+      if (!stub_take_global(&index)) break;
+    }
+    pool->stub_index[got] = index;
+    StubState& st = g_stubs[index];
+    st.instance = reinterpret_cast<okp_kretprobe_instance*>(pool->instances + got * pool->instance_size);
+    st.in_use = 0;
+    __atomic_store_n(&st.owner, rp, __ATOMIC_RELEASE);
+  }
+  if (got < want) {
+    release_stubs(pool, got);
+    okp_seam_free(pool);
+    okp_seam_registry_unlock();
+    return refuse(rp, Errno::kNoSpc, "not enough free return stubs for maxactive");
+  }
+  for (u32 k = want; k > 0; --k) pool->free.push(pool->stub_index[k - 1]);
+  okp_seam_registry_unlock();
+
+  rp->nmissed = 0;
+  rp->peak = 0;
+  rp->nreclaimed = 0;
+  for (auto& m : rp->nmissed_by) m = 0;
+  rp->kp.pre_handler = return_entry;
+  rp->kp.post_handler = nullptr;
+  __atomic_store_n(&rp->okp_pool, pool, __ATOMIC_RELEASE);
+  const int err = registry().register_probe(&rp->kp, /*return_probe=*/true);
+  if (err) {
+    __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
+    okp_seam_registry_lock();
+    release_stubs(pool, want);
+    okp_seam_registry_unlock();
+    okp_seam_free(pool);
+  }
+  return err;
+}
+
+extern "C" void okp_core_unregister_kretprobe(struct okp_kretprobe* rp) {
+  ReturnPool* pool = rp ? pool_of(rp) : nullptr;
+  if (!pool) return;
+  // After this no CPU runs the entry handler: no new frame takes a stub of this pool.
+  registry().unregister_probe(&rp->kp);
+  okp_seam_registry_lock();
+  for (u32 k = 0; k < pool->nstubs; ++k) {
+    StubState& st = g_stubs[pool->stub_index[k]];
+    __atomic_store_n(&st.owner, nullptr, __ATOMIC_RELEASE);
+  }
+  // Return paths that saw the owner finish within a grace period (they run with interrupts
+  // off); later ones see the stub detached and never touch the pool.
+  okp_seam_synchronize_rcu();
+  for (u32 k = 0; k < pool->nstubs; ++k) g_stubs[pool->stub_index[k]].instance = nullptr;
+  u32 index;
+  while (pool->free.pop(&index)) g_free_stubs.push(index);
+  okp_seam_registry_unlock();
+  __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
+  okp_seam_free(pool);
+}
+
+extern "C" int okp_core_set_kretprobe_disabled(struct okp_kretprobe* rp, int off) {
+  if (!rp || !pool_of(rp)) return to_kernel_errno(Errno::kInval);
+  return okp_core_set_kprobe_disabled(&rp->kp, off);
+}
+
+extern "C" unsigned long okp_core_kretprobe_find_ret_addr(void* task, unsigned long addr) {
+  const okp_addr_t base = arch::return_stub_address(0);
+  if (arch::kReturnStubs == 0 || addr < base ||
+      addr >= base + arch::kReturnStubs * arch::kReturnStubSize)
+    return addr;
+  const u32 index = static_cast<u32>((addr - base) / arch::kReturnStubSize);
+  const StubState& st = g_stubs[index];
+  if (!__atomic_load_n(&st.in_use, __ATOMIC_ACQUIRE)) return addr;
+  const okp_kretprobe_instance* ri = st.instance;
+  if (task && ri && ri->task != task) return addr;
+  return st.ret_addr;
+}
+
+// Stubs in use now (all pools and detached ones): KUnit and the stress test check it returns
+// to zero once every probe is unregistered and every frame returned.
+extern "C" unsigned long okp_core_return_stubs_in_use(void) {
+  unsigned long n = 0;
+  for (u32 i = 0; i < arch::kReturnStubs; ++i) n += __atomic_load_n(&g_stubs[i].in_use, __ATOMIC_RELAXED);
+  return n;
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0
+// Return probes (okp_kretprobe): an entry probe takes an instance and replaces the return
+// address on the stack by that instance's own return stub (arch/<arch>/return_stubs.S); the
+// stub's trampoline runs the return handler and goes back to the real return address. The
+// stub identifies the instance, so nothing is looked up on return and no task_struct field
+// is needed.
+//
+// Stubs and their per-stub state (StubState) are global and never freed: a frame that
+// still points at a stub after its probe was unregistered returns through it safely (the
+// stub is "detached": no handler, the real return address still known). Instances and their
+// data belong to the probe's pool, freed at unregister after an RCU grace period.
+//
+// Lock-free: each pool's free stubs are a tagged (ABA-safe) stack of stub indices; the entry
+// path pops, the return path pushes, any CPU. Registration and unregistration run under the
+// registry lock.
+#pragma once
+
+#include <okprobes/okprobes.h>
+
+#include "core/utility.h"
+#include "seam/okp_seam.h"
+
+namespace okp {
+
+// A lock-free LIFO of stub indices: head = (tag << 32) | (index + 1), 0 index part = empty.
+// The tag changes on every push and pop, so a pop that raced with a pop+push of the same
+// index fails its compare-exchange instead of linking a stale next.
+struct StubStack {
+  u64 head = 0;
+  void push(u32 index);
+  bool pop(u32* index);
+};
+
+// The debugfs `list` suffix of a return probe: maxactive, peak, misses by cause and advice.
+void describe_return_probe(const okp_kretprobe* rp, char* buf, usize len);
+
+// Whether kp is the entry probe of a return probe (debugfs shows it with type r).
+bool is_return_entry(const okp_kprobe* kp);
+
+// Why a return probe may not go on the function named by symbol ("name+off/size"), or
+// nullptr when it may. The reason is a static string.
+const char* return_probe_unsafe(const char* symbol);
+
+}  // namespace okp

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite "okprobes_kretprobe": return probes end to end on this module's own functions
+ * (C functions are ftrace sites on a kernel built with -pg: their entry goes through
+ * ftrace; okp_t_riprel_load in probe_targets_x86.S has none: its entry is a breakpoint).
+ * Every test checks that the probed function's callers still get their real results, and
+ * that no return stub stays in use once the probes are gone.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+
+#include <okprobes/okprobes.h>
+
+long okp_t_helper(long a);	/* 3a + 7, probe_targets_x86.S */
+
+/* The probed functions: noinline and with a result that depends on the argument. */
+static noinline long okp_rt_mul3(long a, long b)
+{
+	barrier();
+	return a * 3 + b;
+}
+
+static noinline long okp_rt_recurse(long n)
+{
+	long r = 0;
+
+	if (n > 0)
+		r = okp_rt_recurse(n - 1);
+	barrier();	/* after the call: no tail recursion turned into a loop */
+	return r + n;
+}
+
+static DECLARE_COMPLETION(okp_rt_release);
+static atomic_t okp_rt_sleepers;
+
+/* Sleeps until the test releases it, then returns a + 1. */
+static noinline long okp_rt_sleep(long a)
+{
+	atomic_inc(&okp_rt_sleepers);
+	wait_for_completion(&okp_rt_release);
+	return a + 1;
+}
+
+/* What the probed function itself sees as its return address, raw and mapped back. */
+static unsigned long okp_rt_raw_ret, okp_rt_mapped_ret;
+static noinline long okp_rt_whoami(long a)
+{
+	okp_rt_raw_ret = (unsigned long)__builtin_return_address(0);
+	okp_rt_mapped_ret = okp_kretprobe_find_ret_addr(NULL, okp_rt_raw_ret);
+	return a;
+}
+
+static noinline long okp_rt_call_site(long a)
+{
+	return okp_rt_whoami(a) + 1;	/* not a tail call: the return address is here */
+}
+
+/* --- Handlers: record pairs in order. --- */
+
+#define OKP_RT_LOG 64
+struct okp_rt_log {
+	long entries[OKP_RT_LOG], returns[OKP_RT_LOG];
+	unsigned int nentry, nreturn;
+	long retvals[OKP_RT_LOG];
+	unsigned long ret_ips[OKP_RT_LOG];
+	bool data_mismatch;
+	bool skip_entries;	/* entry_handler returns 1 */
+};
+static struct okp_rt_log okp_rt;
+
+struct okp_rt_data {
+	long arg;
+	unsigned long magic;
+};
+#define OKP_RT_MAGIC 0x6f6b7072UL
+
+static int okp_rt_entry(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct okp_rt_data *d = (struct okp_rt_data *)ri->data;
+
+	d->arg = okp_arg(regs, 0);
+	d->magic = OKP_RT_MAGIC;
+	if (okp_rt.nentry < OKP_RT_LOG)
+		okp_rt.entries[okp_rt.nentry] = d->arg;
+	okp_rt.nentry++;
+	return okp_rt.skip_entries;
+}
+
+static int okp_rt_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct okp_rt_data *d = (struct okp_rt_data *)ri->data;
+	unsigned int i = okp_rt.nreturn++;
+
+	if (d->magic != OKP_RT_MAGIC)
+		okp_rt.data_mismatch = true;
+	if (i < OKP_RT_LOG) {
+		okp_rt.returns[i] = d->arg;
+		okp_rt.retvals[i] = regs_return_value(regs);
+		okp_rt.ret_ips[i] = instruction_pointer(regs);
+	}
+	d->magic = 0;
+	return 0;
+}
+
+static void okp_rt_setup(struct okp_kretprobe *rp, void *fn, int maxactive)
+{
+	memset(rp, 0, sizeof(*rp));
+	memset(&okp_rt, 0, sizeof(okp_rt));
+	rp->kp.addr = fn;
+	rp->entry_handler = okp_rt_entry;
+	rp->handler = okp_rt_return;
+	rp->data_size = sizeof(struct okp_rt_data);
+	rp->maxactive = maxactive;
+}
+
+static void okp_rt_expect_stubs_free(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), 0UL);
+}
+
+/* --- Tests --- */
+
+static void okp_kretprobe_pairs_and_values(struct kunit *test)
+{
+	struct okp_kretprobe rp;
+	long i;
+
+	okp_rt_setup(&rp, okp_rt_mul3, 0);
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kretprobe(&rp), 0, "%s", okp_kprobe_reason(&rp.kp));
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, okp_rt_mul3(i, 100), i * 3 + 100);
+	KUNIT_EXPECT_EQ(test, okp_rt.nentry, 8U);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 8U);
+	KUNIT_EXPECT_FALSE(test, okp_rt.data_mismatch);
+	for (i = 0; i < 8; i++) {
+		KUNIT_EXPECT_EQ(test, okp_rt.returns[i], i);
+		KUNIT_EXPECT_EQ(test, okp_rt.retvals[i], i * 3 + 100);
+		/* The handler's ip is the real return address: in this function, not a stub. */
+		KUNIT_EXPECT_EQ(test, okp_kretprobe_find_ret_addr(NULL, okp_rt.ret_ips[i]),
+				okp_rt.ret_ips[i]);
+	}
+	/* maxactive <= 0: max(10, 2 * possible CPUs). */
+	KUNIT_EXPECT_EQ(test, rp.maxactive, 0);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
+	KUNIT_EXPECT_GE(test, rp.peak, 1U);
+	okp_unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, okp_rt_mul3(2, 1), 7L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 8U);
+	okp_rt_expect_stubs_free(test);
+}
+
+/* The entry of an asm function is a breakpoint (no ftrace site), not ftrace. */
+static void okp_kretprobe_breakpoint_entry(struct kunit *test)
+{
+	struct okp_kretprobe rp;
+
+	okp_rt_setup(&rp, okp_t_helper, 4);
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kretprobe(&rp), 0, "%s", okp_kprobe_reason(&rp.kp));
+	KUNIT_EXPECT_EQ(test, rp.kp.flags & OKP_KPROBE_FLAG_FTRACE, 0U);
+	KUNIT_EXPECT_EQ(test, okp_t_helper(5), 22L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 1U);
+	KUNIT_EXPECT_EQ(test, okp_rt.returns[0], 5L);
+	KUNIT_EXPECT_EQ(test, okp_rt.retvals[0], 22L);
+	okp_unregister_kretprobe(&rp);
+	okp_rt_expect_stubs_free(test);
+}
+
+static void okp_kretprobe_recursion_lifo(struct kunit *test)
+{
+	struct okp_kretprobe rp;
+	unsigned int i;
+
+	okp_rt_setup(&rp, okp_rt_recurse, 8);
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
+	KUNIT_EXPECT_EQ(test, okp_rt_recurse(5), 15L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nentry, 6U);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 6U);
+	for (i = 0; i < 6 && okp_rt.nreturn == 6; i++) {
+		KUNIT_EXPECT_EQ(test, okp_rt.entries[i], 5L - i);
+		KUNIT_EXPECT_EQ(test, okp_rt.returns[i], (long)i);	/* innermost first */
+		KUNIT_EXPECT_EQ(test, okp_rt.retvals[i], (long)(i * (i + 1) / 2));
+	}
+	KUNIT_EXPECT_EQ(test, rp.peak, 6U);
+	okp_unregister_kretprobe(&rp);
+	okp_rt_expect_stubs_free(test);
+}
+
+/* maxactive 3, depth 5: the outer three frames get instances, two misses, then recovery. */
+static void okp_kretprobe_exhaustion(struct kunit *test)
+{
+	struct okp_kretprobe rp;
+
+	okp_rt_setup(&rp, okp_rt_recurse, 3);
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
+	KUNIT_EXPECT_EQ(test, okp_rt_recurse(4), 10L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nentry, 3U);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 3U);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 2);
+	KUNIT_EXPECT_EQ(test, rp.nmissed_by[OKP_RP_MISS_POOL_EMPTY], 2UL);
+	KUNIT_EXPECT_EQ(test, rp.peak, 3U);
+	/* The returns handled are those of the three outer frames, innermost of them first. */
+	KUNIT_EXPECT_EQ(test, okp_rt.returns[0], 2L);
+	KUNIT_EXPECT_EQ(test, okp_rt.returns[2], 4L);
+	memset(&okp_rt, 0, sizeof(okp_rt));
+	KUNIT_EXPECT_EQ(test, okp_rt_recurse(1), 1L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 2U);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 2);
+	okp_unregister_kretprobe(&rp);
+	okp_rt_expect_stubs_free(test);
+}
+
+static int okp_rt_sleeper(void *arg)
+{
+	long a = (long)arg;
+
+	if (okp_rt_sleep(a) != a + 1)
+		pr_err("okprobes_kretprobe: sleeper %ld got a wrong result\n", a);
+	return 0;
+}
+
+/* Tasks sleep inside the probed function; each return pairs with its own entry. */
+static void okp_kretprobe_sleepers(struct kunit *test)
+{
+	enum { N = 6 };
+	struct task_struct *t[N];
+	struct okp_kretprobe rp;
+	long sum = 0, want = 0;
+	int i;
+
+	okp_rt_setup(&rp, okp_rt_sleep, N);
+	reinit_completion(&okp_rt_release);
+	atomic_set(&okp_rt_sleepers, 0);
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
+	for (i = 0; i < N; i++) {
+		t[i] = kthread_run(okp_rt_sleeper, (void *)(long)(i * 10), "okp_rt_%d", i);
+		if (WARN_ON(IS_ERR(t[i])))
+			t[i] = NULL;
+		else
+		get_task_struct(t[i]);
+	}
+	for (i = 0; i < 500 && atomic_read(&okp_rt_sleepers) < N; i++)
+		msleep(10);
+	KUNIT_EXPECT_EQ(test, atomic_read(&okp_rt_sleepers), N);
+	KUNIT_EXPECT_EQ(test, rp.peak, (unsigned int)N);
+	complete_all(&okp_rt_release);
+	for (i = 0; i < N; i++) {
+		if (!t[i])
+			continue;
+		kthread_stop(t[i]);
+		put_task_struct(t[i]);
+	}
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, (unsigned int)N);
+	KUNIT_EXPECT_FALSE(test, okp_rt.data_mismatch);
+	for (i = 0; i < N; i++) {
+		sum += okp_rt.retvals[i] - okp_rt.returns[i];	/* each return is its entry's + 1 */
+		want += 1;
+	}
+	KUNIT_EXPECT_EQ(test, sum, want);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
+	okp_unregister_kretprobe(&rp);
+	okp_rt_expect_stubs_free(test);
+}
+
+/* Unregistered while tasks sleep inside: their frames return safely, without the handler. */
+static void okp_kretprobe_unregister_while_inside(struct kunit *test)
+{
+	enum { N = 3 };
+	struct task_struct *t[N];
+	struct okp_kretprobe rp;
+	int i;
+
+	okp_rt_setup(&rp, okp_rt_sleep, N);
+	reinit_completion(&okp_rt_release);
+	atomic_set(&okp_rt_sleepers, 0);
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
+	for (i = 0; i < N; i++) {
+		t[i] = kthread_run(okp_rt_sleeper, (void *)(long)i, "okp_rt_u%d", i);
+		if (WARN_ON(IS_ERR(t[i])))
+			t[i] = NULL;
+		else
+		get_task_struct(t[i]);
+	}
+	for (i = 0; i < 500 && atomic_read(&okp_rt_sleepers) < N; i++)
+		msleep(10);
+	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), (unsigned long)N);
+	okp_unregister_kretprobe(&rp);
+	complete_all(&okp_rt_release);
+	for (i = 0; i < N; i++) {
+		if (!t[i])
+			continue;
+		kthread_stop(t[i]);
+		put_task_struct(t[i]);
+	}
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 0U);
+	okp_rt_expect_stubs_free(test);
+}
+
+static void okp_kretprobe_entry_handler_skips(struct kunit *test)
+{
+	struct okp_kretprobe rp;
+
+	okp_rt_setup(&rp, okp_rt_mul3, 2);
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
+	okp_rt.skip_entries = true;
+	KUNIT_EXPECT_EQ(test, okp_rt_mul3(1, 1), 4L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nentry, 1U);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 0U);
+	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), 0UL);
+	okp_rt.skip_entries = false;
+	KUNIT_EXPECT_EQ(test, okp_rt_mul3(1, 2), 5L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 1U);
+	okp_unregister_kretprobe(&rp);
+}
+
+static void okp_kretprobe_enable_disable(struct kunit *test)
+{
+	struct okp_kretprobe rp;
+
+	okp_rt_setup(&rp, okp_rt_mul3, 2);
+	rp.kp.flags = OKP_KPROBE_FLAG_DISABLED;
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
+	KUNIT_EXPECT_EQ(test, okp_rt_mul3(1, 0), 3L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 0U);
+	KUNIT_EXPECT_EQ(test, okp_enable_kretprobe(&rp), 0);
+	KUNIT_EXPECT_EQ(test, okp_rt_mul3(2, 0), 6L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 1U);
+	KUNIT_EXPECT_EQ(test, okp_disable_kretprobe(&rp), 0);
+	KUNIT_EXPECT_EQ(test, okp_rt_mul3(3, 0), 9L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 1U);
+	okp_unregister_kretprobe(&rp);
+	okp_rt_expect_stubs_free(test);
+}
+
+/* A stack trace inside the probed function shows a stub; find_ret_addr maps it back. */
+static void okp_kretprobe_stack_trace_mapping(struct kunit *test)
+{
+	struct okp_kretprobe rp;
+	unsigned long real;
+
+	okp_rt_call_site(1);
+	real = okp_rt_raw_ret;
+	KUNIT_EXPECT_EQ(test, okp_rt_mapped_ret, real);
+	okp_rt_setup(&rp, okp_rt_whoami, 2);
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
+	KUNIT_EXPECT_EQ(test, okp_rt_call_site(2), 3L);
+	KUNIT_EXPECT_NE(test, okp_rt_raw_ret, real);
+	KUNIT_EXPECT_EQ(test, okp_rt_mapped_ret, real);
+	okp_unregister_kretprobe(&rp);
+}
+
+static void okp_kretprobe_batch(struct kunit *test)
+{
+	static struct okp_kretprobe a, bad;
+	struct okp_kretprobe *rps[] = { &a, &bad };
+
+	okp_rt_setup(&bad, okp_rt_mul3, 2);
+	okp_rt_setup(&a, okp_rt_recurse, 2);
+	bad.kp.addr = NULL;
+	bad.kp.symbol_name = "okp_rt_no_such_function";
+	KUNIT_EXPECT_LT(test, okp_register_kretprobes(rps, 2), 0);
+	KUNIT_EXPECT_PTR_EQ(test, a.okp_pool, NULL);	/* rolled back */
+	KUNIT_EXPECT_EQ(test, okp_rt_recurse(1), 1L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 0U);
+	okp_rt_expect_stubs_free(test);
+
+	okp_rt_setup(&bad, okp_rt_mul3, 2);
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobes(rps, 2), 0);
+	KUNIT_EXPECT_EQ(test, okp_rt_recurse(0) + okp_rt_mul3(1, 0), 3L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 2U);
+	okp_unregister_kretprobes(rps, 2);
+	okp_rt_expect_stubs_free(test);
+}
+
+struct okp_rt_refusal {
+	const char *name;
+	int err;
+	const char *reason;
+	const char *symbol;
+	unsigned int offset;
+	int maxactive;
+	bool null_probe;
+};
+
+static const struct okp_rt_refusal okp_rt_refusals[] = {
+	{ "NULL return probe", -EINVAL, "NULL", .null_probe = true },
+	/* okp_t_helper: endbr64 (4), lea (5), then the return at +9. */
+	{ "not a function entry", -EINVAL, "function's entry", .symbol = "okp_t_helper",
+	  .offset = 9 },
+	{ "never returns (do_exit)", -EINVAL, "never returns", .symbol = "do_exit" },
+	{ "context switch (__switch_to)", -EINVAL, "next task", .symbol = "__switch_to" },
+	{ "blacklisted (notify_die)", -EINVAL, "blacklisted", .symbol = "notify_die" },
+	{ "unknown symbol", -ENOENT, "no text symbol", .symbol = "okp_rt_no_such_function" },
+	{ "maxactive too large", -ENOSPC, "maxactive", .symbol = "okp_t_riprel_load",
+	  .maxactive = 5000 },
+};
+
+static void okp_rt_refusal_desc(const struct okp_rt_refusal *r, char *desc)
+{
+	strscpy(desc, r->name, KUNIT_PARAM_DESC_SIZE);
+}
+KUNIT_ARRAY_PARAM(okp_rt_refusal, okp_rt_refusals, okp_rt_refusal_desc);
+
+static void okp_kretprobe_refusal(struct kunit *test)
+{
+	const struct okp_rt_refusal *r = test->param_value;
+	struct okp_kretprobe rp;
+	int ret;
+
+	okp_rt_setup(&rp, NULL, r->maxactive);
+	rp.kp.symbol_name = r->symbol;
+	rp.kp.offset = r->offset;
+	ret = okp_register_kretprobe(r->null_probe ? NULL : &rp);
+	KUNIT_EXPECT_EQ(test, ret, r->err);
+	if (!r->null_probe)
+		KUNIT_EXPECT_TRUE_MSG(test, strstr(okp_kprobe_reason(&rp.kp), r->reason) != NULL,
+				      "reason: '%s'", okp_kprobe_reason(&rp.kp));
+	if (!ret)
+		okp_unregister_kretprobe(&rp);
+	okp_rt_expect_stubs_free(test);
+}
+
+static void okp_kretprobe_already_registered(struct kunit *test)
+{
+	struct okp_kretprobe rp;
+
+	okp_rt_setup(&rp, okp_rt_mul3, 2);
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
+	KUNIT_EXPECT_EQ(test, okp_register_kretprobe(&rp), -EEXIST);
+	KUNIT_EXPECT_EQ(test, okp_rt_mul3(1, 1), 4L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 1U);
+	okp_unregister_kretprobe(&rp);
+	okp_rt_expect_stubs_free(test);
+}
+
+static struct kunit_case okp_kretprobe_cases[] = {
+	KUNIT_CASE(okp_kretprobe_pairs_and_values),
+	KUNIT_CASE(okp_kretprobe_breakpoint_entry),
+	KUNIT_CASE(okp_kretprobe_recursion_lifo),
+	KUNIT_CASE(okp_kretprobe_exhaustion),
+	KUNIT_CASE(okp_kretprobe_sleepers),
+	KUNIT_CASE(okp_kretprobe_unregister_while_inside),
+	KUNIT_CASE(okp_kretprobe_entry_handler_skips),
+	KUNIT_CASE(okp_kretprobe_enable_disable),
+	KUNIT_CASE(okp_kretprobe_stack_trace_mapping),
+	KUNIT_CASE(okp_kretprobe_batch),
+	KUNIT_CASE_PARAM(okp_kretprobe_refusal, okp_rt_refusal_gen_params),
+	KUNIT_CASE(okp_kretprobe_already_registered),
+	{}
+};
+
+static struct kunit_suite okp_kretprobe_suite = {
+	.name = "okprobes_kretprobe",
+	.test_cases = okp_kretprobe_cases,
+};
+kunit_test_suites(&okp_kretprobe_suite);
