@@ -21,6 +21,13 @@ if [ -f /okp/okprobe_example.ko ]; then
   cat $d/list
   rmmod okprobe_example
 fi
+if [ -f /okp/okretprobe_example.ko ]; then
+  echo "===== insmod okretprobe_example.ko (a return probe on kernel_clone: latency) ====="
+  insmod /okp/okretprobe_example.ko
+  for i in 1 2 3; do sh -c true; done
+  grep '  r  ' $d/list
+  rmmod okretprobe_example
+fi
 echo "===== sysctl debug.okprobes-optimization ====="
 cat /proc/sys/debug/okprobes-optimization
 echo "===== kernel log of okprobes and its samples ====="
