@@ -374,6 +374,8 @@ extern "C" void okp_core_unregister_kretprobe(struct okp_kretprobe* rp) {
   // After this no CPU runs the entry handler: no new frame takes a stub of this pool.
   registry().unregister_probe(&rp->kp);
   okp_seam_registry_lock();
+  // Frames that will never return (exited tasks) give their instance back now.
+  reclaim_pool(pool);
   for (u32 k = 0; k < pool->nstubs; ++k) {
     StubState& st = g_stubs[pool->stub_index[k]];
     __atomic_store_n(&st.owner, nullptr, __ATOMIC_RELEASE);
