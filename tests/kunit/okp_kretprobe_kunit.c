@@ -222,6 +222,36 @@ static int okp_rt_sleeper(void *arg)
 	return 0;
 }
 
+/* Starts n kthreads that enter okp_rt_sleep(i * step) and waits until all sleep inside. */
+static void okp_rt_start_sleepers(struct task_struct **t, int n, long step)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		t[i] = kthread_run(okp_rt_sleeper, (void *)(i * step), "okp_rt_%d", i);
+		if (WARN_ON(IS_ERR(t[i])))
+			t[i] = NULL;
+		else
+			get_task_struct(t[i]);
+	}
+	for (i = 0; i < 500 && atomic_read(&okp_rt_sleepers) < n; i++)
+		msleep(10);
+}
+
+/* Lets every sleeper return and reaps the threads. */
+static void okp_rt_release_sleepers(struct task_struct **t, int n)
+{
+	int i;
+
+	complete_all(&okp_rt_release);
+	for (i = 0; i < n; i++) {
+		if (!t[i])
+			continue;
+		kthread_stop(t[i]);
+		put_task_struct(t[i]);
+	}
+}
+
 /* Tasks sleep inside the probed function; each return pairs with its own entry. */
 static void okp_kretprobe_sleepers(struct kunit *test)
 {
@@ -235,24 +265,10 @@ static void okp_kretprobe_sleepers(struct kunit *test)
 	reinit_completion(&okp_rt_release);
 	atomic_set(&okp_rt_sleepers, 0);
 	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
-	for (i = 0; i < N; i++) {
-		t[i] = kthread_run(okp_rt_sleeper, (void *)(long)(i * 10), "okp_rt_%d", i);
-		if (WARN_ON(IS_ERR(t[i])))
-			t[i] = NULL;
-		else
-		get_task_struct(t[i]);
-	}
-	for (i = 0; i < 500 && atomic_read(&okp_rt_sleepers) < N; i++)
-		msleep(10);
+	okp_rt_start_sleepers(t, N, 10);
 	KUNIT_EXPECT_EQ(test, atomic_read(&okp_rt_sleepers), N);
 	KUNIT_EXPECT_EQ(test, rp.peak, (unsigned int)N);
-	complete_all(&okp_rt_release);
-	for (i = 0; i < N; i++) {
-		if (!t[i])
-			continue;
-		kthread_stop(t[i]);
-		put_task_struct(t[i]);
-	}
+	okp_rt_release_sleepers(t, N);
 	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, (unsigned int)N);
 	KUNIT_EXPECT_FALSE(test, okp_rt.data_mismatch);
 	for (i = 0; i < N; i++) {
@@ -271,30 +287,15 @@ static void okp_kretprobe_unregister_while_inside(struct kunit *test)
 	enum { N = 3 };
 	struct task_struct *t[N];
 	struct okp_kretprobe rp;
-	int i;
 
 	okp_rt_setup(&rp, okp_rt_sleep, N);
 	reinit_completion(&okp_rt_release);
 	atomic_set(&okp_rt_sleepers, 0);
 	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
-	for (i = 0; i < N; i++) {
-		t[i] = kthread_run(okp_rt_sleeper, (void *)(long)i, "okp_rt_u%d", i);
-		if (WARN_ON(IS_ERR(t[i])))
-			t[i] = NULL;
-		else
-		get_task_struct(t[i]);
-	}
-	for (i = 0; i < 500 && atomic_read(&okp_rt_sleepers) < N; i++)
-		msleep(10);
+	okp_rt_start_sleepers(t, N, 1);
 	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), (unsigned long)N);
 	okp_unregister_kretprobe(&rp);
-	complete_all(&okp_rt_release);
-	for (i = 0; i < N; i++) {
-		if (!t[i])
-			continue;
-		kthread_stop(t[i]);
-		put_task_struct(t[i]);
-	}
+	okp_rt_release_sleepers(t, N);
 	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 0U);
 	okp_rt_expect_stubs_free(test);
 }
