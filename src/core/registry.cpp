@@ -161,7 +161,14 @@ ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_l
   int err = okp_seam_locate(kp->symbol_name, reinterpret_cast<okp_addr_t>(kp->addr), kp->offset,
                             &addr, &info, reason, reason_len);
   if (err) return Error(static_cast<Errno>(-err), "cannot locate the probe address");
-  addr = arch::skip_landing_pad(addr, info.func_start);
+  const okp_addr_t landed = arch::skip_landing_pad(addr, info.func_start);
+  if (landed != addr && info.func_size && landed >= info.func_start + info.func_size) {
+    // The landing pad is all the symbol has (an assembly function whose body starts at an
+    // inner label kallsyms lists as a symbol of its own): the probe goes on that one.
+    err = okp_seam_locate(nullptr, landed, 0, &addr, &info, reason, reason_len);
+    if (err) return Error(static_cast<Errno>(-err), "cannot locate the probe address");
+  }
+  addr = landed;
   if (return_probe) {
     if (addr != arch::skip_landing_pad(info.func_start, info.func_start)) {
       okp_seam_format(reason, reason_len,

@@ -11,23 +11,10 @@ namespace okp {
 
 namespace {
 
-// Per stub, global and never freed (see return_probe.h).
-struct StubState {
-  okp_kretprobe* owner;            // the registered probe whose pool holds it; null: detached
-  okp_kretprobe_instance* instance;  // in the owner's pool; null when detached
-  unsigned long ret_addr;          // the real return address of the frame using it
-  unsigned long frame;             // the stack slot that held ret_addr (now holds the stub)
-  u32 next_free;                   // StubStack link (index + 1)
-  u32 in_use;                      // 1 from arming the frame to its return (or reclaim)
-};
-
-constinit StubState g_stubs[arch::kReturnStubs > 0 ? arch::kReturnStubs : 1] = {};
-constinit StubStack g_free_stubs;  // stubs no pool holds
-constinit bool g_stubs_ready = false;  // registry lock
-
 // A pool: the stubs a return probe owns and the instances they stand for.
 struct ReturnPool {
   okp_kretprobe* rp;
+  ReturnPool* next;           // g_pools link: registry lock to change, RCU to read
   StubStack free;
   u32 nstubs;
   u32 in_use;                 // atomic: instances in use now
@@ -35,6 +22,37 @@ struct ReturnPool {
   u32* stub_index;            // [nstubs]
   u8* instances;              // nstubs * instance_size
 };
+
+// A stub's life: kFree (on a pool's or the global free stack) -> kArmed (a frame of a
+// registered probe points at it) -> kFree at its return or reclaim. Unregister turns kArmed
+// into kDetached: the frame still returns through it, with no handler, and the stub goes to
+// the global stack. Every move out of kArmed or kDetached is one atomic exchange or
+// compare-exchange, so a return and a reclaim never both release a stub.
+enum StubLife : u32 { kFree = 0, kArmed = 1, kDetached = 2 };
+
+// Per stub, global and never freed (see return_probe.h).
+struct StubState {
+  ReturnPool* pool;                // while registered; followed only by whoever moves it out
+                                   // of kArmed (RCU or interrupts off keeps the pool alive)
+  okp_kretprobe_instance* instance;  // in the pool; null once its probe is unregistered
+  unsigned long ret_addr;          // the real return address of the frame using it
+  unsigned long frame;             // the stack slot that held ret_addr (now holds the stub)
+  void* task;                      // the task whose frame it is (only compared, never followed)
+  u32 next_free;                   // StubStack link (index + 1)
+  u32 life;                        // StubLife
+};
+
+constinit StubState g_stubs[arch::kReturnStubs > 0 ? arch::kReturnStubs : 1] = {};
+constinit StubStack g_free_stubs;  // stubs no pool holds
+constinit bool g_stubs_ready = false;  // registry lock
+
+// Every registered probe's pool, for the task-free reclaim: changed under the registry lock,
+// read under RCU (a pool is freed only after unregister's grace period).
+constinit ReturnPool* g_pools = nullptr;
+// At least the number of kDetached stubs (raised before a stub is detached, lowered after it
+// is freed). While it is above zero the task-free reclaim scans every stub, not just the
+// registered pools'.
+constinit long g_detached_live = 0;
 
 // Re-entry: the per-CPU frames the breakpoint path keeps (hit.cpp), one kind for handlers.
 constexpr unsigned int kFrameHandlers = 1;
@@ -69,24 +87,46 @@ bool frame_is_gone(u32 index) {
   return word != arch::return_stub_address(index) && word != index;
 }
 
-// Takes back one in-use stub whose frame is gone; true if it did. in_use goes 1 -> 0 by
-// compare-exchange, so a reclaim and a (real) return never both release a stub.
-bool try_reclaim(u32 index) {
+// Moves a stub in state `life` whose frame is gone to kFree; true if it did.
+bool try_reclaim(u32 index, StubLife life) {
   StubState& st = g_stubs[index];
-  if (__atomic_load_n(&st.in_use, __ATOMIC_ACQUIRE) != 1 || !frame_is_gone(index)) return false;
-  u32 expected = 1;
-  return __atomic_compare_exchange_n(&st.in_use, &expected, 0, false, __ATOMIC_ACQ_REL,
+  if (__atomic_load_n(&st.life, __ATOMIC_ACQUIRE) != life || !frame_is_gone(index)) return false;
+  u32 expected = life;
+  return __atomic_compare_exchange_n(&st.life, &expected, kFree, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_RELAXED);
+}
+
+// A reclaimed stub (its frame will never return) goes where a return would put it: back to
+// its probe's pool (it was kArmed: the caller's RCU read side or registry lock keeps the pool
+// alive), or to the global stack (it was kDetached).
+void give_back_reclaimed(u32 index, u32 was) {
+  if (was == kDetached) {
+    g_free_stubs.push(index);
+    __atomic_fetch_sub(&g_detached_live, 1, __ATOMIC_RELEASE);
+    return;
+  }
+  ReturnPool* pool = g_stubs[index].pool;
+  __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&pool->rp->nreclaimed, 1, __ATOMIC_RELAXED);
+  pool->free.push(index);
+}
+
+// The frame of stub index, if it belongs to task, can never return: task is being freed.
+void reclaim_if_owned_by(u32 index, const void* task) {
+  StubState& st = g_stubs[index];
+  u32 was = __atomic_load_n(&st.life, __ATOMIC_ACQUIRE);
+  if (was == kFree || __atomic_load_n(&st.task, __ATOMIC_RELAXED) != task) return;
+  if (__atomic_compare_exchange_n(&st.life, &was, kFree, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_RELAXED))
+    give_back_reclaimed(index, was);
 }
 
 u32 reclaim_pool(ReturnPool* pool) {
   u32 n = 0;
   for (u32 k = 0; k < pool->nstubs; ++k) {
     const u32 index = pool->stub_index[k];
-    if (!try_reclaim(index)) continue;
-    __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&pool->rp->nreclaimed, 1, __ATOMIC_RELAXED);
-    pool->free.push(index);
+    if (!try_reclaim(index, kArmed)) continue;
+    give_back_reclaimed(index, kArmed);
     ++n;
   }
   return n;
@@ -120,13 +160,14 @@ int return_entry(okp_kprobe* kp, pt_regs* pt) {
   ri->ret_addr = st.ret_addr;
   ri->frame = slot;
   ri->task = okp_seam_current_task();
+  st.task = ri->task;
   if (rp->entry_handler && rp->entry_handler(ri, pt)) {
     pool->free.push(index);
     return 0;
   }
   *reinterpret_cast<unsigned long*>(slot) = arch::return_stub_address(index);
-  // Published last: a reclaimer that sees in_use also sees the slot armed.
-  __atomic_store_n(&st.in_use, 1, __ATOMIC_RELEASE);
+  // Published last: a reclaimer that sees kArmed also sees the slot armed.
+  __atomic_store_n(&st.life, kArmed, __ATOMIC_RELEASE);
   note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
   return 0;
 }
@@ -137,9 +178,7 @@ bool stub_take_global(u32* index) { return g_free_stubs.pop(index); }
 // the global stack when their frame returns; frames that never return are found here.
 void reclaim_detached() {
   for (u32 i = 0; i < arch::kReturnStubs; ++i) {
-    StubState& st = g_stubs[i];
-    if (__atomic_load_n(&st.owner, __ATOMIC_ACQUIRE) || !try_reclaim(i)) continue;
-    g_free_stubs.push(i);
+    if (try_reclaim(i, kDetached)) give_back_reclaimed(i, kDetached);
   }
 }
 
@@ -153,7 +192,7 @@ void init_stubs() {
 void release_stubs(ReturnPool* pool, u32 n) {
   for (u32 k = 0; k < n; ++k) {
     StubState& st = g_stubs[pool->stub_index[k]];
-    __atomic_store_n(&st.owner, nullptr, __ATOMIC_RELEASE);
+    st.pool = nullptr;
     st.instance = nullptr;
     g_free_stubs.push(pool->stub_index[k]);
   }
@@ -162,6 +201,16 @@ void release_stubs(ReturnPool* pool, u32 n) {
 unsigned int default_maxactive() {
   const unsigned int twice = 2 * okp_seam_possible_cpus();
   return twice > 10 ? twice : 10;
+}
+
+// Registry lock held. Readers that already hold the pool keep walking from it: its next
+// stays valid until the grace period before it is freed.
+void unlink_pool(ReturnPool* pool) {
+  for (ReturnPool** link = &g_pools; *link; link = &(*link)->next) {
+    if (*link != pool) continue;
+    __atomic_store_n(link, pool->next, __ATOMIC_RELEASE);
+    return;
+  }
 }
 
 ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 nstubs) {
@@ -228,6 +277,7 @@ const char* return_probe_unsafe(const char* symbol) {
       {"do_group_exit", "it never returns to its caller"},
       {"make_task_dead", "it never returns to its caller"},
       {"kthread_exit", "it never returns to its caller"},
+      {"kthread_complete_and_exit", "it never returns to its caller"},
       {"panic", "it never returns to its caller"},
       {"__stack_chk_fail", "it never returns to its caller"},
       {"rewind_stack_and_make_dead", "it never returns to its caller"},
@@ -275,18 +325,19 @@ extern "C" unsigned long okp_core_on_return(struct okp_regs* regs, unsigned long
   StubState& st = g_stubs[index];
   const unsigned long ret_addr = st.ret_addr;  // before the stub can be reused
   arch::set_instruction_pointer(regs, ret_addr);
-  u32 expected = 1;
-  if (!__atomic_compare_exchange_n(&st.in_use, &expected, 0, false, __ATOMIC_ACQ_REL,
-                                   __ATOMIC_RELAXED)) {
+  const u32 was = __atomic_exchange_n(&st.life, kFree, __ATOMIC_ACQ_REL);
+  if (was == kFree) {
     okp_seam_invariant_failed("a live frame's return stub was not in use", __FILE__, __LINE__);
     return ret_addr;
   }
-  okp_kretprobe* rp = __atomic_load_n(&st.owner, __ATOMIC_ACQUIRE);
-  if (!rp) {  // detached: the probe is gone, the stub goes back to the global stack
+  if (was == kDetached) {  // the probe is gone: no handler, the stub goes back to the global stack
     g_free_stubs.push(static_cast<u32>(index));
+    __atomic_fetch_sub(&g_detached_live, 1, __ATOMIC_RELEASE);
     return ret_addr;
   }
-  ReturnPool* pool = pool_of(rp);
+  // kArmed: unregister's grace period waits for us (interrupts are off) before it frees the pool.
+  ReturnPool* pool = st.pool;
+  okp_kretprobe* rp = pool->rp;
   if (cpu->depth > 0) {
     count_rp_miss(rp, OKP_RP_MISS_REENTRY);
   } else if (rp_disabled(rp)) {
@@ -338,8 +389,8 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
     pool->stub_index[got] = index;
     StubState& st = g_stubs[index];
     st.instance = reinterpret_cast<okp_kretprobe_instance*>(pool->instances + got * pool->instance_size);
-    st.in_use = 0;
-    __atomic_store_n(&st.owner, rp, __ATOMIC_RELEASE);
+    st.life = kFree;
+    st.pool = pool;
   }
   if (got < want) {
     release_stubs(pool, got);
@@ -348,6 +399,8 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
     return refuse(rp, Errno::kNoSpc, "not enough free return stubs for maxactive");
   }
   for (u32 k = want; k > 0; --k) pool->free.push(pool->stub_index[k - 1]);
+  pool->next = g_pools;
+  __atomic_store_n(&g_pools, pool, __ATOMIC_RELEASE);
   okp_seam_registry_unlock();
 
   rp->nmissed = 0;
@@ -361,8 +414,12 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
   if (err) {
     __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
     okp_seam_registry_lock();
+    unlink_pool(pool);
     release_stubs(pool, want);
     okp_seam_registry_unlock();
+    // A task-free scan may still walk the unlinked pool (its stubs are all free: it does
+    // nothing with them, but it reads them).
+    okp_seam_synchronize_rcu();
     okp_seam_free(pool);
   }
   return err;
@@ -376,14 +433,25 @@ extern "C" void okp_core_unregister_kretprobe(struct okp_kretprobe* rp) {
   okp_seam_registry_lock();
   // Frames that will never return (exited tasks) give their instance back now.
   reclaim_pool(pool);
+  // Frames still inside return later through a detached stub. The count goes up before
+  // each detach, so a task-free reclaim that no longer finds this pool still scans for them.
   for (u32 k = 0; k < pool->nstubs; ++k) {
     StubState& st = g_stubs[pool->stub_index[k]];
-    __atomic_store_n(&st.owner, nullptr, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&g_detached_live, 1, __ATOMIC_ACQ_REL);
+    u32 armed = kArmed;
+    if (!__atomic_compare_exchange_n(&st.life, &armed, kDetached, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+      __atomic_fetch_sub(&g_detached_live, 1, __ATOMIC_RELEASE);
   }
-  // Return paths that saw the owner finish within a grace period (they run with interrupts
-  // off); later ones see the stub detached and never touch the pool.
+  unlink_pool(pool);
+  // Return paths and reclaims that took a stub out of kArmed finish within a grace period
+  // (interrupts off / RCU read side); after it nobody follows this pool.
   okp_seam_synchronize_rcu();
-  for (u32 k = 0; k < pool->nstubs; ++k) g_stubs[pool->stub_index[k]].instance = nullptr;
+  for (u32 k = 0; k < pool->nstubs; ++k) {
+    StubState& st = g_stubs[pool->stub_index[k]];
+    st.instance = nullptr;
+    st.pool = nullptr;
+  }
   u32 index;
   while (pool->free.pop(&index)) g_free_stubs.push(index);
   okp_seam_registry_unlock();
@@ -403,16 +471,32 @@ extern "C" unsigned long okp_core_kretprobe_find_ret_addr(void* task, unsigned l
     return addr;
   const u32 index = static_cast<u32>((addr - base) / arch::kReturnStubSize);
   const StubState& st = g_stubs[index];
-  if (!__atomic_load_n(&st.in_use, __ATOMIC_ACQUIRE)) return addr;
-  const okp_kretprobe_instance* ri = st.instance;
-  if (task && ri && ri->task != task) return addr;
+  if (__atomic_load_n(&st.life, __ATOMIC_ACQUIRE) == kFree) return addr;
+  if (task && __atomic_load_n(&st.task, __ATOMIC_RELAXED) != task) return addr;
   return st.ret_addr;
+}
+
+// A task is freed (its last reference is gone, RCU read side held by the glue): every frame
+// it still held an instance for is dead (it exited inside the function, or unwound past it).
+// Without this, an exited task's instance stays taken while its cached stack still holds
+// the stub. Walks the registered pools, and every stub only while detached frames exist.
+extern "C" void okp_core_on_task_free(void* task) {
+  for (ReturnPool* pool = __atomic_load_n(&g_pools, __ATOMIC_ACQUIRE); pool;
+       pool = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE)) {
+    for (u32 k = 0; k < pool->nstubs; ++k) reclaim_if_owned_by(pool->stub_index[k], task);
+  }
+  if (__atomic_load_n(&g_detached_live, __ATOMIC_ACQUIRE) <= 0) return;
+  for (u32 i = 0; i < arch::kReturnStubs; ++i) {
+    if (__atomic_load_n(&g_stubs[i].life, __ATOMIC_RELAXED) == kDetached)
+      reclaim_if_owned_by(i, task);
+  }
 }
 
 // Stubs in use now (all pools and detached ones): KUnit and the stress test check it returns
 // to zero once every probe is unregistered and every frame returned.
 extern "C" unsigned long okp_core_return_stubs_in_use(void) {
   unsigned long n = 0;
-  for (u32 i = 0; i < arch::kReturnStubs; ++i) n += __atomic_load_n(&g_stubs[i].in_use, __ATOMIC_RELAXED);
+  for (u32 i = 0; i < arch::kReturnStubs; ++i)
+    n += __atomic_load_n(&g_stubs[i].life, __ATOMIC_RELAXED) != kFree;
   return n;
 }

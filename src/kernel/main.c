@@ -43,6 +43,7 @@ static int __init okp_init(void)
 	ret = okp_trap_init();
 	if (ret)
 		goto err_modules;
+	okp_return_init();
 	ret = okp_debugfs_init();
 	if (ret)
 		goto err_trap;
@@ -55,6 +56,7 @@ static int __init okp_init(void)
 err_debugfs:
 	okp_debugfs_exit();
 err_trap:
+	okp_return_exit();
 	okp_trap_exit();
 err_modules:
 	okp_modules_exit();
@@ -68,6 +70,7 @@ static void __exit okp_exit(void)
 	okp_sysctl_exit();
 	okp_debugfs_exit();
 	/* No probe is left (clients hold a reference on us), so no trap can still be ours. */
+	okp_return_exit();
 	okp_core_exit();
 	okp_trap_exit();
 	okp_modules_exit();

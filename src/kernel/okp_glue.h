@@ -55,6 +55,9 @@ int okp_trap_init(void);
 void okp_trap_exit(void);
 int okp_modules_init(void);
 void okp_modules_exit(void);
+/* Return probes: reclaim the instances of freed tasks (sched_process_free). */
+void okp_return_init(void);
+void okp_return_exit(void);
 
 int okp_debugfs_init(void);
 void okp_debugfs_exit(void);

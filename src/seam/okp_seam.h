@@ -170,6 +170,8 @@ void okp_core_unregister_kretprobe(struct okp_kretprobe *rp);
 int okp_core_set_kretprobe_disabled(struct okp_kretprobe *rp, int disabled);
 unsigned long okp_core_kretprobe_find_ret_addr(void *task, unsigned long addr);
 unsigned long okp_core_return_stubs_in_use(void);
+/* A task is being freed (RCU read side held): reclaim the instances its frames still hold. */
+void okp_core_on_task_free(void *task);
 /* The return trampoline's callback (interrupts off): answers the real return address. */
 unsigned long okp_core_on_return(struct okp_regs *regs, unsigned long index,
 				 struct okp_cpu_state *cpu);

@@ -11,6 +11,7 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/ptrace.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 
 #include <okprobes/okprobes.h>
@@ -43,6 +44,16 @@ static noinline long okp_rt_sleep(long a)
 	atomic_inc(&okp_rt_sleepers);
 	wait_for_completion(&okp_rt_release);
 	return a + 1;
+}
+
+static DECLARE_COMPLETION(okp_rt_exit_now);
+static DECLARE_COMPLETION(okp_rt_exited);
+
+/* Enters, waits for the test, then exits inside: it never returns to its caller. */
+static noinline long okp_rt_exit_inside(long a)
+{
+	wait_for_completion(&okp_rt_exit_now);
+	kthread_complete_and_exit(&okp_rt_exited, 0);
 }
 
 /* What the probed function itself sees as its return address, raw and mapped back. */
@@ -300,6 +311,84 @@ static void okp_kretprobe_unregister_while_inside(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
+static int okp_rt_exiter(void *arg)
+{
+	okp_rt_exit_inside((long)arg);
+	return 0;	/* not reached */
+}
+
+/*
+ * n kthreads enter okp_rt_exit_inside() and exit there; returns once they are freed (the
+ * task is freed after an RCU grace period) or after 5 s, with the stubs still in use.
+ */
+static unsigned long okp_rt_exit_inside_tasks(int n)
+{
+	int i;
+
+	reinit_completion(&okp_rt_exit_now);
+	reinit_completion(&okp_rt_exited);
+	for (i = 0; i < n; i++)
+		WARN_ON(IS_ERR(kthread_run(okp_rt_exiter, (void *)(long)i, "okp_rt_exit_%d", i)));
+	msleep(20);
+	complete_all(&okp_rt_exit_now);
+	for (i = 0; i < n; i++)
+		wait_for_completion(&okp_rt_exited);
+	for (i = 0; i < 500 && okp_return_stubs_in_use(); i++) {
+		rcu_barrier();
+		msleep(10);
+	}
+	return okp_return_stubs_in_use();
+}
+
+/* Tasks exit inside the probed function: their instances come back without an unregister. */
+static void okp_kretprobe_task_exits_inside(struct kunit *test)
+{
+	enum { N = 3 };
+	struct okp_kretprobe rp;
+
+	okp_rt_setup(&rp, okp_rt_exit_inside, N);
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
+	KUNIT_EXPECT_EQ(test, okp_rt_exit_inside_tasks(N), 0UL);
+	KUNIT_EXPECT_EQ(test, okp_rt.nentry, (unsigned int)N);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 0U);
+	KUNIT_EXPECT_EQ(test, rp.nreclaimed, (unsigned long)N);
+	/* The pool is whole again: N more entries take N instances, no miss. */
+	KUNIT_EXPECT_EQ(test, okp_rt_exit_inside_tasks(N), 0UL);
+	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
+	KUNIT_EXPECT_EQ(test, rp.nreclaimed, 2UL * N);
+	okp_unregister_kretprobe(&rp);
+	okp_rt_expect_stubs_free(test);
+}
+
+/* The probe is unregistered while tasks wait inside, then they exit: the detached stubs
+ * come back to okprobes too. */
+static void okp_kretprobe_detached_then_exit(struct kunit *test)
+{
+	enum { N = 2 };
+	struct okp_kretprobe rp;
+	int i;
+
+	okp_rt_setup(&rp, okp_rt_exit_inside, N);
+	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
+	reinit_completion(&okp_rt_exit_now);
+	reinit_completion(&okp_rt_exited);
+	for (i = 0; i < N; i++)
+		kthread_run(okp_rt_exiter, (void *)(long)i, "okp_rt_exit_%d", i);
+	for (i = 0; i < 500 && okp_return_stubs_in_use() < N; i++)
+		msleep(10);
+	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), (unsigned long)N);
+	okp_unregister_kretprobe(&rp);
+	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), (unsigned long)N);	/* still inside */
+	complete_all(&okp_rt_exit_now);
+	for (i = 0; i < N; i++)
+		wait_for_completion(&okp_rt_exited);
+	for (i = 0; i < 500 && okp_return_stubs_in_use(); i++) {
+		rcu_barrier();
+		msleep(10);
+	}
+	okp_rt_expect_stubs_free(test);
+}
+
 static void okp_kretprobe_entry_handler_skips(struct kunit *test)
 {
 	struct okp_kretprobe rp;
@@ -392,6 +481,8 @@ static const struct okp_rt_refusal okp_rt_refusals[] = {
 	{ "not a function entry", -EINVAL, "function's entry", .symbol = "okp_t_helper",
 	  .offset = 9 },
 	{ "never returns (do_exit)", -EINVAL, "never returns", .symbol = "do_exit" },
+	{ "never returns (kthread_complete_and_exit)", -EINVAL, "never returns",
+	  .symbol = "kthread_complete_and_exit" },
 	{ "context switch (__switch_to)", -EINVAL, "next task", .symbol = "__switch_to" },
 	{ "blacklisted (notify_die)", -EINVAL, "blacklisted", .symbol = "notify_die" },
 	{ "unknown symbol", -ENOENT, "no text symbol", .symbol = "okp_rt_no_such_function" },
@@ -444,6 +535,8 @@ static struct kunit_case okp_kretprobe_cases[] = {
 	KUNIT_CASE(okp_kretprobe_exhaustion),
 	KUNIT_CASE(okp_kretprobe_sleepers),
 	KUNIT_CASE(okp_kretprobe_unregister_while_inside),
+	KUNIT_CASE(okp_kretprobe_task_exits_inside),
+	KUNIT_CASE(okp_kretprobe_detached_then_exit),
 	KUNIT_CASE(okp_kretprobe_entry_handler_skips),
 	KUNIT_CASE(okp_kretprobe_enable_disable),
 	KUNIT_CASE(okp_kretprobe_stack_trace_mapping),

@@ -1,7 +1,8 @@
 # Guest script (busybox sh, x86-64): breakpoint and ftrace probes end to end, through the
 # sample and the test modules copied to /okp: debugfs list/enabled/blacklist/refused, a probe
 # on a second module's text until it is unloaded ([GONE]), coexistence with the kernel's own
-# kprobes and with the function tracer, and (STRESS_CYCLES set) the stress module.
+# kprobes and with the function tracer, a return probe on a module that goes away, and
+# (STRESS_CYCLES / RETSTRESS_CYCLES set) the stress modules.
 # Prints TAP lines; exits non-zero if any check failed.
 n=0 failed=0
 check() { # description, then a command
@@ -57,6 +58,19 @@ check "after the module is unloaded the probe shows [GONE]" \
 check "a [GONE] probe unregisters cleanly" rmmod okprobe_example
 check "list is empty again" sh -c "[ ! -s $d/list ]"
 
+# 3b. A return probe on a second module's function, until that module goes away.
+insmod /okp/okp_target.ko
+check "return probe on a module's function registers" insmod /okp/okretprobe_example.ko func=okp_target_fn
+echo 5 > $call
+check "list shows it as type r with 5 hits" grep -Eq '  r  okp_target_[a-z]*\+0x0 \[okp_target\] hits=5 .*in_use=0 ' $d/list
+check "the return-probed module still computes (24 + 1) * 2" is "$(cat $call)" 50
+check "its return handler saw the real return value" sh -c "dmesg | grep -q 'okp_target_fn returned 50 and took'"
+rmmod okp_target
+check "after the module is unloaded the return probe shows [GONE]" \
+  grep -q '  r  okp_target_[a-z]*+0x0 \[okp_target\] \[GONE\].*reason="module okp_target was unloaded' $d/list
+check "a [GONE] return probe unregisters cleanly" rmmod okretprobe_example
+check "list is empty again" sh -c "[ ! -s $d/list ]"
+
 # 4. The kernel's own kprobes beside okprobes.
 insmod /okp/okp_target.ko
 insmod /okp/okp_kk.ko symbol=okp_target_second
@@ -98,6 +112,15 @@ if [ -n "${STRESS_CYCLES:-}" ]; then
   line=$(dmesg | grep OKP-STRESS | tail -1); echo "$line"
   check "stress: exact count, real results, no failed registration" sh -c "echo '$line' | grep -q 'OKP-STRESS: PASS'"
   rmmod okp_stress
+fi
+
+# 7. Return-probe stress (see tests/vm/modules/retstress.c).
+if [ -n "${RETSTRESS_CYCLES:-}" ]; then
+  insmod /okp/okp_retstress.ko min_cycles=$RETSTRESS_CYCLES calls=${RETSTRESS_CALLS:-200000}
+  line=$(dmesg | grep OKP-RETSTRESS | tail -1); echo "$line"
+  check "return-probe stress: exact pairs, real results, exited tasks reclaimed, no stub leaked" \
+    sh -c "echo '$line' | grep -q 'OKP-RETSTRESS: PASS'"
+  rmmod okp_retstress
 fi
 
 echo "1..$n"
