@@ -3,7 +3,8 @@
  * The okprobes counterpart of the kernel's samples/kprobes/kretprobe_example.c: a return
  * probe on a function given as a module parameter (default kernel_clone), printing what it
  * returned and how long it took, rate-limited. The entry handler stores the entry time in
- * the instance's data; the return handler reads it back. On unload it prints the pool
+ * the instance's data (from the NMI-safe clock: handlers may run in the int3 exception);
+ * the return handler reads it back. On unload it prints the pool
  * statistics okprobes keeps (peak instances in use, misses by cause).
  *
  *   insmod okretprobe_example.ko func=do_sys_openat2
@@ -23,7 +24,7 @@ MODULE_PARM_DESC(func, "Function to return-probe");
 
 /* Per-instance data: the entry time. */
 struct my_data {
-	ktime_t entry_stamp;
+	u64 entry_ns;
 };
 
 static DEFINE_RATELIMIT_STATE(okretprobe_example_rs, HZ, 5);
@@ -34,7 +35,12 @@ static int entry_handler(struct okp_kretprobe_instance *ri, struct pt_regs *regs
 
 	if (!current->mm)
 		return 1;	/* kernel threads: skip, as kretprobe_example.c does */
-	data->entry_stamp = ktime_get();
+	/*
+	 * Not ktime_get(), as kretprobe_example.c has it: a function whose entry is a breakpoint
+	 * (no ftrace call there) runs the handlers in the int3 exception, an NMI-like context
+	 * where ktime_get()'s seqcount can spin forever on a writer it interrupted.
+	 */
+	data->entry_ns = ktime_get_mono_fast_ns();
 	return 0;
 }
 
@@ -42,7 +48,7 @@ static int ret_handler(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
 {
 	unsigned long retval = regs_return_value(regs);
 	struct my_data *data = (struct my_data *)ri->data;
-	s64 delta = ktime_to_ns(ktime_sub(ktime_get(), data->entry_stamp));
+	s64 delta = ktime_get_mono_fast_ns() - data->entry_ns;
 
 	if (__ratelimit(&okretprobe_example_rs))
 		pr_info("%s returned %lu and took %lld ns to execute\n", func, retval,

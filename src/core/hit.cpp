@@ -3,12 +3,11 @@
 // or through ftrace. It takes no lock, allocates nothing and never sleeps; it reads the probe
 // table under the RCU protection the trap context gives (see registry.h).
 //
-// Per-CPU frames (okp_cpu_state, passed in by the glue) record what this CPU is doing for okprobes: running
-// handlers of a site, or single-stepping its slot. A hit while a frame is open is a re-entry:
-// no handler runs, the instruction still executes, and a miss is counted. Frames nest only
-// through NMIs (handlers and steps run with interrupts off), so they are strictly LIFO.
+// A hit while a per-CPU frame is open is a re-entry (core/cpu_frames.h): no handler runs, the
+// instruction still executes, and a miss is counted.
 #include <okprobes/okprobes.h>
 
+#include "core/cpu_frames.h"
 #include "core/registry.h"
 
 // Nothing here is traced (Kbuild drops the ftrace flags for this file) or probed (it is
@@ -19,12 +18,6 @@
 namespace okp {
 
 namespace {
-
-enum FrameKind : unsigned int {
-  kHandlers = 1,       // pre/post handlers are running
-  kStepping = 2,       // the slot is executing, its trap will come back to us
-  kReentryStep = 3,    // stepping on behalf of a re-entered hit: no post handler
-};
 
 OKP_HIT_INLINE void count_miss(okp_kprobe* kp, okp_miss_cause cause) {
   __atomic_fetch_add(&kp->nmissed, 1, __ATOMIC_RELAXED);
@@ -69,15 +62,10 @@ OKP_HIT_INLINE void run_post_handlers(const Site& s, okp_regs* regs) {
 }
 
 OKP_HIT_INLINE okp_cpu_frame* push(okp_cpu_state* cpu, const Site* s, unsigned int kind) {
-  if (cpu->depth >= OKP_CPU_STACK_DEPTH) return nullptr;
-  okp_cpu_frame* f = &cpu->frames[cpu->depth++];
-  f->site = const_cast<Site*>(s);
-  f->kind = kind;
-  f->saved_flags = 0;
-  return f;
+  return push_frame(cpu, s, kind);
 }
 
-OKP_HIT_INLINE void pop(okp_cpu_state* cpu) { --cpu->depth; }
+OKP_HIT_INLINE void pop(okp_cpu_state* cpu) { pop_frame(cpu); }
 
 // The slot's own trap: the copied instruction ran; resume after the original.
 OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* regs) {

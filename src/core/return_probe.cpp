@@ -3,6 +3,7 @@
 // the stub's trampoline calls, registration and unregistration. See return_probe.h.
 #include "core/return_probe.h"
 
+#include "core/cpu_frames.h"
 #include "core/registry.h"
 #include "core/string.h"
 #include "probe_arch.h"
@@ -33,7 +34,7 @@ enum StubLife : u32 { kFree = 0, kArmed = 1, kDetached = 2 };
 // Per stub, global and never freed (see return_probe.h).
 struct StubState {
   ReturnPool* pool;                // while registered; followed only by whoever moves it out
-                                   // of kArmed (RCU or interrupts off keeps the pool alive)
+                                   // of kArmed (an RCU read side keeps the pool alive)
   okp_kretprobe_instance* instance;  // in the pool; null once its probe is unregistered
   unsigned long ret_addr;          // the real return address of the frame using it
   unsigned long frame;             // the stack slot that held ret_addr (now holds the stub)
@@ -53,9 +54,6 @@ constinit ReturnPool* g_pools = nullptr;
 // is freed). While it is above zero the task-free reclaim scans every stub, not just the
 // registered pools'.
 constinit long g_detached_live = 0;
-
-// Re-entry: the per-CPU frames the breakpoint path keeps (hit.cpp), one kind for handlers.
-constexpr unsigned int kFrameHandlers = 1;
 
 okp_kretprobe* return_probe_of(okp_kprobe* kp) {
   return reinterpret_cast<okp_kretprobe*>(reinterpret_cast<u8*>(kp) -
@@ -314,7 +312,7 @@ void describe_return_probe(const okp_kretprobe* rp, char* buf, usize len) {
 
 using namespace okp;
 
-// The trampoline's callback (interrupts off, see src/kernel/return.c): runs the return
+// The trampoline's callback (preemption off: an RCU read side, see src/kernel/return.c): runs the return
 // handler for the frame of stub `index` and answers the real return address.
 extern "C" unsigned long okp_core_on_return(struct okp_regs* regs, unsigned long index,
                                             struct okp_cpu_state* cpu) {
@@ -335,20 +333,16 @@ extern "C" unsigned long okp_core_on_return(struct okp_regs* regs, unsigned long
     __atomic_fetch_sub(&g_detached_live, 1, __ATOMIC_RELEASE);
     return ret_addr;
   }
-  // kArmed: unregister's grace period waits for us (interrupts are off) before it frees the pool.
+  // kArmed: unregister's grace period waits for us (preemption is off) before it frees the pool.
   ReturnPool* pool = st.pool;
   okp_kretprobe* rp = pool->rp;
   if (cpu->depth > 0) {
     count_rp_miss(rp, OKP_RP_MISS_REENTRY);
   } else if (rp_disabled(rp)) {
     count_rp_miss(rp, OKP_RP_MISS_DISABLED);
-  } else if (rp->handler && cpu->depth < OKP_CPU_STACK_DEPTH) {
-    okp_cpu_frame* f = &cpu->frames[cpu->depth++];
-    f->site = nullptr;
-    f->kind = kFrameHandlers;
-    f->saved_flags = 0;
+  } else if (rp->handler && push_frame(cpu, nullptr, kHandlers)) {
     rp->handler(st.instance, reinterpret_cast<pt_regs*>(regs));
-    --cpu->depth;
+    pop_frame(cpu);
   }
   __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
   pool->free.push(static_cast<u32>(index));
@@ -445,7 +439,7 @@ extern "C" void okp_core_unregister_kretprobe(struct okp_kretprobe* rp) {
   }
   unlink_pool(pool);
   // Return paths and reclaims that took a stub out of kArmed finish within a grace period
-  // (interrupts off / RCU read side); after it nobody follows this pool.
+  // (preemption off / RCU read side); after it nobody follows this pool.
   okp_seam_synchronize_rcu();
   for (u32 k = 0; k < pool->nstubs; ++k) {
     StubState& st = g_stubs[pool->stub_index[k]];

@@ -2,15 +2,17 @@
 /*
  * The C side of the return trampoline (arch/x86/return_stubs.S): the stub's common part
  * calls okp_return_trampoline_handler() with the saved pt_regs and the stub's index. The
- * handler runs with interrupts off, like a breakpoint handler: the per-CPU frames see a probe
- * hit inside it as a re-entry, and unregister's RCU grace period covers it.
+ * handler runs with preemption off, as the kernel's rethook handlers do (not interrupts: on
+ * an emulator re-enabling them ends the translated block, which cost a fifth of a return
+ * probe's hit): it stays on this CPU, the per-CPU frames see a probe hit inside it (or in an
+ * interrupt meanwhile) as a re-entry, and unregister's RCU grace period covers it.
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
 #include <linux/cpumask.h>
-#include <linux/irqflags.h>
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/string.h>
@@ -22,11 +24,11 @@ unsigned long okp_return_trampoline_handler(struct pt_regs *regs, unsigned long 
 
 unsigned long notrace okp_return_trampoline_handler(struct pt_regs *regs, unsigned long index)
 {
-	unsigned long flags, ret;
+	unsigned long ret;
 
-	local_irq_save(flags);
+	preempt_disable_notrace();
 	ret = okp_core_on_return((struct okp_regs *)regs, index, this_cpu_ptr(&okp_cpu_state));
-	local_irq_restore(flags);
+	preempt_enable_notrace();
 	return ret;
 }
 NOKPROBE_SYMBOL(okp_return_trampoline_handler);

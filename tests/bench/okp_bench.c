@@ -32,12 +32,16 @@
  *    probing every line of a function would) and "spread" (one probe per function). Timed
  *    separately: registration and unregistration; between them every probe is hit once.
  *
+ * 3. Return-probe hit cost (okp_bench_ret.c): the kernel's kretprobe against okp_kretprobe
+ *    on a C function (ftrace entry) and an assembly one (int3 entry), states none /
+ *    kernel-ret / okp-ret, reported like the hit cost with mode=return.
+ *
  * Output lines (all start with BENCH; values are integers or fixed-point decimals):
  *   BENCH-INFO key=value ...
  *   BENCH-RUN target=T round=R state=S ns=T
  *   BENCH target=T state=S calls=N rounds=R ns_per_call=X min_ns_per_call=X
  *         max_ns_per_call=X overhead_ns=X hits_per_s=N
- *   BENCH-RATIO target=T mode=boost|step overhead=X ns_per_call=X overhead_of_min=X
+ *   BENCH-RATIO target=T mode=boost|step|return overhead=X ns_per_call=X overhead_of_min=X
  *         overhead_per_round=X
  *         (okprobes / kernel: of the medians; of the overheads computed from the fastest run
  *         of each state; the median over rounds of each round's overhead ratio)
@@ -59,6 +63,8 @@
 #include <linux/string.h>
 #include <okprobes/okprobes.h>
 
+#include "okp_bench.h"
+
 /* okp_bench_text.S */
 #define OKP_BENCH_DENSE 1024
 #define OKP_BENCH_SPREAD 1024
@@ -68,13 +74,13 @@ unsigned long okp_bench_target_lea(unsigned long x);
 unsigned long okp_bench_dense(unsigned long x);
 extern const unsigned long okp_bench_spread_fns[OKP_BENCH_SPREAD];
 
-static unsigned long calls = 200000;
+unsigned long calls = 200000;
 module_param(calls, ulong, 0444);
 MODULE_PARM_DESC(calls, "calls of the target per run");
-static unsigned int rounds = 11;
+unsigned int rounds = 11;
 module_param(rounds, uint, 0444);
-MODULE_PARM_DESC(rounds, "measured rounds of the five interleaved runs (median taken)");
-static unsigned int warmup = 1;
+MODULE_PARM_DESC(rounds, "measured rounds of the interleaved runs (median taken)");
+unsigned int warmup = 1;
 module_param(warmup, uint, 0444);
 MODULE_PARM_DESC(warmup, "rounds run first and not counted");
 static unsigned int reg_reps = 3;
@@ -83,8 +89,6 @@ MODULE_PARM_DESC(reg_reps, "repetitions of each registration measurement (median
 static unsigned int reg_max = 1000;
 module_param(reg_max, uint, 0444);
 MODULE_PARM_DESC(reg_max, "largest probe count of the registration benchmark (<= 1024)");
-
-#define MAX_ROUNDS 101
 
 enum bench_state { S_NONE, S_KBOOST, S_KSTEP, S_OBOOST, S_OSTEP, S_NR };
 
@@ -102,9 +106,7 @@ static const char *const state_name[S_NR] = {
 	"none", "kernel-boost", "kernel-step", "okp-boost", "okp-step",
 };
 
-static unsigned int errors;
-#define bench_error(fmt, ...) \
-	do { errors++; pr_err("BENCH-ERROR " fmt "\n", ##__VA_ARGS__); } while (0)
+unsigned int errors;
 
 /* Handler counters: one CPU runs the loop, handlers run with interrupts off. */
 static unsigned long pre_hits, post_hits;
@@ -148,7 +150,7 @@ static void *first_insn(const void *fn)
 }
 
 /* "12.345" from a value in thousandths (signed). */
-static const char *milli(char *buf, size_t len, s64 v)
+const char *milli(char *buf, size_t len, s64 v)
 {
 	u64 a = v < 0 ? -v : v;
 
@@ -163,16 +165,68 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static u64 median(u64 *v, unsigned int n)
+u64 median(u64 *v, unsigned int n)
 {
 	sort(v, n, sizeof(*v), cmp_u64, NULL);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* a / b in thousandths, 0 when b is not positive. */
-static s64 ratio_milli(s64 a, s64 b)
+s64 ratio_milli(s64 a, s64 b)
 {
 	return b > 0 ? div64_s64(a * 1000, b) : 0;
+}
+
+/* The BENCH line of each state; med_ps/min_ps get the median/fastest ps per call. */
+void bench_report_states(const char *tn, const char *const *names, unsigned int nstates,
+			 u64 (*times)[MAX_ROUNDS], u64 *med_ps, u64 *min_ps)
+{
+	static u64 sorted[MAX_ROUNDS];
+	char a[32], b[32], c[32], d[32];
+	unsigned int s;
+
+	for (s = 0; s < nstates; s++) {
+		u64 med;
+
+		memcpy(sorted, times[s], rounds * sizeof(u64));
+		med = median(sorted, rounds);
+		/* picoseconds per call */
+		med_ps[s] = div64_u64(med * 1000, calls);
+		min_ps[s] = div64_u64(sorted[0] * 1000, calls);
+		pr_info("BENCH target=%s state=%s calls=%lu rounds=%u ns_per_call=%s min_ns_per_call=%s max_ns_per_call=%s overhead_ns=%s hits_per_s=%llu\n",
+			tn, names[s], calls, rounds, milli(a, sizeof(a), med_ps[s]),
+			milli(b, sizeof(b), min_ps[s]),
+			milli(c, sizeof(c), div64_u64(sorted[rounds - 1] * 1000, calls)),
+			milli(d, sizeof(d), (s64)med_ps[s] - (s64)med_ps[0]),
+			s == 0 ? 0 : div64_u64((u64)calls * NSEC_PER_SEC, med));
+	}
+}
+
+/*
+ * The BENCH-RATIO line of okprobes' state ok against the kernel's state ke (state 0 is no
+ * probe). Host noise (the TCG guest shares the host's CPUs) only ever slows a run down, and it
+ * comes in bursts longer than a run. Two estimates resist it: the ratio of the fastest runs,
+ * and the median over rounds of each round's own ratio (its runs are adjacent).
+ */
+void bench_report_ratio(const char *tn, const char *mode, u64 (*times)[MAX_ROUNDS],
+			const u64 *med_ps, const u64 *min_ps, unsigned int ok, unsigned int ke)
+{
+	static u64 per_round[MAX_ROUNDS];
+	char a[32], b[32], c[32], d[32];
+	unsigned int r;
+
+	for (r = 0; r < rounds; r++) {
+		s64 o = (s64)times[ok][r] - (s64)times[0][r];
+		s64 k = (s64)times[ke][r] - (s64)times[0][r];
+
+		per_round[r] = max_t(s64, ratio_milli(o, k), 0);
+	}
+	pr_info("BENCH-RATIO target=%s mode=%s overhead=%s ns_per_call=%s overhead_of_min=%s overhead_per_round=%s\n",
+		tn, mode,
+		milli(a, sizeof(a), ratio_milli(med_ps[ok] - med_ps[0], med_ps[ke] - med_ps[0])),
+		milli(b, sizeof(b), ratio_milli(med_ps[ok], med_ps[ke])),
+		milli(c, sizeof(c), ratio_milli(min_ps[ok] - min_ps[0], min_ps[ke] - min_ps[0])),
+		milli(d, sizeof(d), median(per_round, rounds)));
 }
 
 /* The sysctl the guest script set: the kernel exports no accessor for it. */
@@ -303,9 +357,8 @@ static u64 run_state(enum bench_target t, enum bench_state st, unsigned long n, 
 static void bench_hits(enum bench_target t)
 {
 	const char *tn = targets[t].name;
-	static u64 times[S_NR][MAX_ROUNDS], sorted[MAX_ROUNDS], per_round[MAX_ROUNDS];
+	static u64 times[S_NR][MAX_ROUNDS];
 	u64 med_ps[S_NR] = {}, min_ps[S_NR] = {};
-	char a[32], b[32], c[32], d[32];
 	unsigned int r, s;
 
 	for (r = 0; r < warmup + rounds; r++) {
@@ -323,44 +376,9 @@ static void bench_hits(enum bench_target t)
 			pr_info("BENCH-RUN target=%s round=%u state=%s ns=%llu\n", tn, r, state_name[s],
 				times[s][r]);
 
-	for (s = 0; s < S_NR; s++) {
-		u64 med;
-
-		memcpy(sorted, times[s], rounds * sizeof(u64));
-		med = median(sorted, rounds);
-		/* picoseconds per call */
-		med_ps[s] = div64_u64(med * 1000, calls);
-		min_ps[s] = div64_u64(sorted[0] * 1000, calls);
-		pr_info("BENCH target=%s state=%s calls=%lu rounds=%u ns_per_call=%s min_ns_per_call=%s max_ns_per_call=%s overhead_ns=%s hits_per_s=%llu\n",
-			tn, state_name[s], calls, rounds, milli(a, sizeof(a), med_ps[s]),
-			milli(b, sizeof(b), div64_u64(sorted[0] * 1000, calls)),
-			milli(c, sizeof(c), div64_u64(sorted[rounds - 1] * 1000, calls)),
-			milli(d, sizeof(d), (s64)med_ps[s] - (s64)med_ps[S_NONE]),
-			s == S_NONE ? 0 : div64_u64((u64)calls * NSEC_PER_SEC, med));
-	}
-	/*
-	 * Host noise (the TCG guest shares the host's CPUs) only ever slows a run down, and it
-	 * comes in bursts longer than a run. Two estimates resist it: the ratio of the fastest
-	 * runs, and the median over rounds of each round's own ratio (its runs are adjacent).
-	 */
-	for (s = 0; s < 2; s++) {
-		enum bench_state ok = s ? S_OSTEP : S_OBOOST, ke = s ? S_KSTEP : S_KBOOST;
-
-		for (r = 0; r < rounds; r++) {
-			s64 o = (s64)times[ok][r] - (s64)times[S_NONE][r];
-			s64 k = (s64)times[ke][r] - (s64)times[S_NONE][r];
-
-			per_round[r] = max_t(s64, ratio_milli(o, k), 0);
-		}
-		pr_info("BENCH-RATIO target=%s mode=%s overhead=%s ns_per_call=%s overhead_of_min=%s overhead_per_round=%s\n",
-			tn, s ? "step" : "boost",
-			milli(a, sizeof(a), ratio_milli(med_ps[ok] - med_ps[S_NONE],
-							med_ps[ke] - med_ps[S_NONE])),
-			milli(b, sizeof(b), ratio_milli(med_ps[ok], med_ps[ke])),
-			milli(c, sizeof(c), ratio_milli(min_ps[ok] - min_ps[S_NONE],
-							min_ps[ke] - min_ps[S_NONE])),
-			milli(d, sizeof(d), median(per_round, rounds)));
-	}
+	bench_report_states(tn, state_name, S_NR, times, med_ps, min_ps);
+	bench_report_ratio(tn, "boost", times, med_ps, min_ps, S_OBOOST, S_KBOOST);
+	bench_report_ratio(tn, "step", times, med_ps, min_ps, S_OSTEP, S_KSTEP);
 }
 
 enum layout { L_DENSE, L_SPREAD, L_NR };
@@ -525,6 +543,8 @@ static int __init okp_bench_init(void)
 	check_optimization_sysctl();
 	for (t = 0; t < T_NR && !errors; t++)
 		bench_hits(t);
+	if (!errors)
+		bench_returns();
 	bench_registration();
 	pr_info("BENCH-DONE errors=%u\n", errors);
 	return 0;

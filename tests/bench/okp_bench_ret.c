@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Return-probe hit cost: the kernel's kretprobe against okp_kretprobe on the same function,
+ * interleaved in one boot (see okp_bench.c for the method and the output lines). Two
+ * targets, both returning x + 1:
+ *   ret-ftrace  okp_bench_ret_target, a C function: its entry is an ftrace site, so both
+ *               frameworks enter through ftrace;
+ *   ret-int3    okp_bench_target_lea (okp_bench_text.S): no ftrace call, so both enter
+ *               through an int3 (boosted slot: no post_handler on a return probe's entry).
+ * States: none, kernel-ret (register_kretprobe), okp-ret (okp_register_kretprobe); each with
+ * an entry_handler that stores the argument in the instance data and a return handler that
+ * checks it against the return value. Checked on every run: one entry and one return per
+ * call, no miss, the data paired, the target's result.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kprobes.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <okprobes/okprobes.h>
+
+#include "okp_bench.h"
+
+noinline unsigned long okp_bench_ret_target(unsigned long x)
+{
+	barrier();
+	return x + 1;
+}
+
+enum ret_state { R_NONE, R_KERNEL, R_OKP, R_NR };
+static const char *const ret_state_name[R_NR] = { "none", "kernel-ret", "okp-ret" };
+
+enum ret_target { RT_FTRACE, RT_INT3, RT_NR };
+static const struct {
+	const char *name;
+	unsigned long (*fn)(unsigned long x);
+} ret_targets[RT_NR] = {
+	[RT_FTRACE] = { "ret-ftrace", okp_bench_ret_target },
+	[RT_INT3] = { "ret-int3", okp_bench_target_lea },
+};
+
+/* One CPU runs the loop; handlers run with interrupts or preemption off. */
+static unsigned long entries, returns, mispaired;
+
+static int k_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	*(unsigned long *)ri->data = regs->di;
+	entries++;
+	return 0;
+}
+NOKPROBE_SYMBOL(k_entry);
+
+static int k_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	if (regs_return_value(regs) != *(unsigned long *)ri->data + 1)
+		mispaired++;
+	returns++;
+	return 0;
+}
+NOKPROBE_SYMBOL(k_return);
+
+static int o_entry(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	*(unsigned long *)ri->data = regs->di;
+	entries++;
+	return 0;
+}
+NOKPROBE_SYMBOL(o_entry);
+
+static int o_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	if (regs_return_value(regs) != *(unsigned long *)ri->data + 1)
+		mispaired++;
+	returns++;
+	return 0;
+}
+NOKPROBE_SYMBOL(o_return);
+
+static noinline u64 ret_loop(enum ret_target t, unsigned long n, unsigned long *sum)
+{
+	unsigned long i, acc = 0;
+	u64 t0, t1;
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++) {
+		acc += t == RT_FTRACE ? okp_bench_ret_target(i) : okp_bench_target_lea(i);
+		if (unlikely(!(i & 0xffff)))
+			cond_resched();
+	}
+	t1 = ktime_get_ns();
+	*sum = acc;
+	return t1 - t0;
+}
+
+/* One run of one state; its time in ns, 0 on failure. */
+static u64 ret_run(enum ret_target t, enum ret_state st, unsigned long n)
+{
+	static struct kretprobe krp;
+	static struct okp_kretprobe orp;
+	const char *tn = ret_targets[t].name, *sn = ret_state_name[st];
+	unsigned long sum;
+	u64 ns;
+	int ret;
+
+	memset(&krp, 0, sizeof(krp));
+	memset(&orp, 0, sizeof(orp));
+	if (st == R_KERNEL) {
+		krp.kp.addr = (kprobe_opcode_t *)ret_targets[t].fn;
+		krp.entry_handler = k_entry;
+		krp.handler = k_return;
+		krp.data_size = sizeof(unsigned long);
+		krp.maxactive = 4;
+		ret = register_kretprobe(&krp);
+		if (ret) {
+			bench_error("target=%s state=%s register_kretprobe: %d", tn, sn, ret);
+			return 0;
+		}
+	} else if (st == R_OKP) {
+		orp.kp.addr = (void *)ret_targets[t].fn;
+		orp.entry_handler = o_entry;
+		orp.handler = o_return;
+		orp.data_size = sizeof(unsigned long);
+		orp.maxactive = 4;
+		ret = okp_register_kretprobe(&orp);
+		if (ret) {
+			bench_error("target=%s state=%s okp_register_kretprobe: %d (%s)", tn, sn, ret,
+				    okp_kprobe_reason(&orp.kp));
+			return 0;
+		}
+	}
+	entries = returns = mispaired = 0;
+	ns = ret_loop(t, n, &sum);
+	if (sum != n * (n + 1) / 2)
+		bench_error("target=%s state=%s the target computed %lu, not %lu", tn, sn, sum,
+			    n * (n + 1) / 2);
+	if (st != R_NONE && (entries != n || returns != n || mispaired))
+		bench_error("target=%s state=%s %lu entries, %lu returns, %lu mispaired for %lu calls",
+			    tn, sn, entries, returns, mispaired, n);
+	if (st == R_KERNEL) {
+		if (krp.nmissed || krp.kp.nmissed)
+			bench_error("target=%s state=%s kretprobe nmissed=%d/%lu", tn, sn, krp.nmissed,
+				    krp.kp.nmissed);
+		unregister_kretprobe(&krp);
+	} else if (st == R_OKP) {
+		if (orp.nmissed || orp.kp.nmissed)
+			bench_error("target=%s state=%s okp_kretprobe nmissed=%d/%lu", tn, sn,
+				    orp.nmissed, orp.kp.nmissed);
+		okp_unregister_kretprobe(&orp);
+	}
+	cond_resched();
+	return ns;
+}
+
+static void bench_ret_target(enum ret_target t)
+{
+	static u64 times[R_NR][MAX_ROUNDS];
+	u64 med_ps[R_NR] = {}, min_ps[R_NR] = {};
+	unsigned int r, s;
+
+	for (r = 0; r < warmup + rounds; r++) {
+		for (s = 0; s < R_NR; s++) {
+			u64 ns = ret_run(t, s, calls);
+
+			if (!ns)
+				return;
+			if (r >= warmup)
+				times[s][r - warmup] = ns;
+		}
+	}
+	for (r = 0; r < rounds; r++)
+		for (s = 0; s < R_NR; s++)
+			pr_info("BENCH-RUN target=%s round=%u state=%s ns=%llu\n", ret_targets[t].name,
+				r, ret_state_name[s], times[s][r]);
+	bench_report_states(ret_targets[t].name, ret_state_name, R_NR, times, med_ps, min_ps);
+	bench_report_ratio(ret_targets[t].name, "return", times, med_ps, min_ps, R_OKP, R_KERNEL);
+}
+
+void bench_returns(void)
+{
+	enum ret_target t;
+
+	for (t = 0; t < RT_NR && !errors; t++) {
+		pr_info("BENCH-INFO target=%s fn=%pS\n", ret_targets[t].name, ret_targets[t].fn);
+		bench_ret_target(t);
+	}
+}
