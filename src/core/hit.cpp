@@ -9,6 +9,7 @@
 
 #include "core/cpu_frames.h"
 #include "core/registry.h"
+#include "core/return_probe.h"
 
 // Nothing here is traced (Kbuild drops the ftrace flags for this file) or probed (it is
 // okprobes' own text, blacklisted). The helpers are always inlined: on an emulator the
@@ -39,7 +40,8 @@ OKP_HIT_INLINE void miss_all(const Site& s, okp_miss_cause cause) {
 
 // Runs the pre handlers in registration order. True when one of them redirected execution
 // (returned non-zero): as in kprobes, later handlers and the instruction are skipped.
-OKP_HIT_INLINE bool run_pre_handlers(const Site& s, okp_regs* regs) {
+// A return probe's entry is called directly, with the task the glue passed in.
+OKP_HIT_INLINE bool run_pre_handlers(const Site& s, okp_regs* regs, const okp_cpu_state* cpu) {
   auto* pt = reinterpret_cast<pt_regs*>(regs);
   for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) {
     okp_kprobe* kp = r->kp;
@@ -48,7 +50,10 @@ OKP_HIT_INLINE bool run_pre_handlers(const Site& s, okp_regs* regs) {
       continue;
     }
     __atomic_fetch_add(&kp->nhit, 1, __ATOMIC_RELAXED);
-    if (kp->pre_handler && kp->pre_handler(kp, pt)) return true;
+    if (kp->pre_handler == return_entry)
+      arm_return(kp, regs, cpu->task);
+    else if (kp->pre_handler && kp->pre_handler(kp, pt))
+      return true;
   }
   return false;
 }
@@ -104,7 +109,7 @@ extern "C" int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_stat
   }
   if (reentry) {
     miss_all(*s, OKP_MISS_REENTRY);
-  } else if (run_pre_handlers(*s, regs)) {
+  } else if (run_pre_handlers(*s, regs, cpu)) {
     pop(cpu);
     return 1;
   }
@@ -142,7 +147,7 @@ extern "C" void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, 
   if (!push(cpu, s, kHandlers)) return;
   okp_addr_t orig_ip = arch::instruction_pointer(regs);
   arch::set_instruction_pointer(regs, arch::ftrace_pre_ip(site_addr));
-  if (run_pre_handlers(*s, regs)) {
+  if (run_pre_handlers(*s, regs, cpu)) {
     if (!ipmodify) {
       // Without IPMODIFY the redirect is not ours to make (livepatch may own it).
       arch::set_instruction_pointer(regs, orig_ip);

@@ -138,16 +138,17 @@ void note_peak(okp_kretprobe* rp, u32 in_use) {
   }
 }
 
-// The entry probe's pre_handler: take an instance, run the entry handler, arm the frame.
-int return_entry(okp_kprobe* kp, pt_regs* pt) {
+}  // namespace
+
+void arm_return(okp_kprobe* kp, okp_regs* regs, void* task) {
   okp_kretprobe* rp = return_probe_of(kp);
   ReturnPool* pool = pool_of(rp);
-  if (!pool) return 0;
-  auto* regs = reinterpret_cast<okp_regs*>(pt);
+  if (!pool) return;
+  auto* pt = reinterpret_cast<pt_regs*>(regs);
   u32 index = 0;
   if (!pool->free.pop(&index) && (!reclaim_pool(pool) || !pool->free.pop(&index))) {
     count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
-    return 0;
+    return;
   }
   StubState& st = g_stubs[index];
   const okp_addr_t slot = arch::return_slot(regs);
@@ -157,18 +158,24 @@ int return_entry(okp_kprobe* kp, pt_regs* pt) {
   ri->rp = rp;
   ri->ret_addr = st.ret_addr;
   ri->frame = slot;
-  ri->task = okp_seam_current_task();
-  st.task = ri->task;
+  ri->task = task;
+  st.task = task;
   if (rp->entry_handler && rp->entry_handler(ri, pt)) {
     pool->free.push(index);
-    return 0;
+    return;
   }
   *reinterpret_cast<unsigned long*>(slot) = arch::return_stub_address(index);
   // Published last: a reclaimer that sees kArmed also sees the slot armed.
   __atomic_store_n(&st.life, kArmed, __ATOMIC_RELEASE);
   note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
+}
+
+int return_entry(okp_kprobe* kp, pt_regs* regs) {
+  arm_return(kp, reinterpret_cast<okp_regs*>(regs), okp_seam_current_task());
   return 0;
 }
+
+namespace {
 
 bool stub_take_global(u32* index) { return g_free_stubs.pop(index); }
 

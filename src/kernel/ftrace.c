@@ -33,6 +33,7 @@ static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip
 				       struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
 	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct okp_cpu_state *cpu;
 	int bit;
 
 	if (!regs)
@@ -40,8 +41,9 @@ static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)
 		return;
-	okp_core_on_ftrace(ip, (struct okp_regs *)regs, ops == &okp_ftrace_ipmodify_ops,
-			   this_cpu_ptr(&okp_cpu_state));
+	cpu = this_cpu_ptr(&okp_cpu_state);
+	cpu->task = current;
+	okp_core_on_ftrace(ip, (struct okp_regs *)regs, ops == &okp_ftrace_ipmodify_ops, cpu);
 	ftrace_test_recursion_unlock(bit);
 }
 NOKPROBE_SYMBOL(okp_ftrace_handler);

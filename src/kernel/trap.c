@@ -28,7 +28,10 @@ static int notrace okp_die_notify(struct notifier_block *nb, unsigned long val, 
 
 	if (val != OKP_DIE_BREAKPOINT || user_mode(args->regs))
 		return NOTIFY_DONE;
-	return okp_core_on_breakpoint((struct okp_regs *)args->regs, this_cpu_ptr(&okp_cpu_state)) ?
+	struct okp_cpu_state *cpu = this_cpu_ptr(&okp_cpu_state);
+
+	cpu->task = current;
+	return okp_core_on_breakpoint((struct okp_regs *)args->regs, cpu) ?
 		NOTIFY_STOP : NOTIFY_DONE;
 }
 NOKPROBE_SYMBOL(okp_die_notify);
