@@ -279,6 +279,29 @@ Emulation plan_register_move(const Decoded& d, InsnPlan& plan) {
       }
       break;
     }
+    case ZYDIS_MNEMONIC_LEA: {
+      // 16-bit destinations merge into the register and 32-bit addressing (0x67) truncates:
+      // both are left to the slot (compilers emit neither in kernel code).
+      const ZydisDecodedOperand& m = ops[1];
+      bool dst32 = false;
+      if (insn.operand_count_visible != 2 || insn.address_width != 64 ||
+          ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER || m.type != ZYDIS_OPERAND_TYPE_MEMORY ||
+          !gpr_index_of(ops[0].reg.value, &plan.reg_dst, &dst32))
+        break;
+      IndirectOperand& out = plan.indirect;
+      out = IndirectOperand{};
+      if (m.mem.base == ZYDIS_REGISTER_RIP)
+        out.rip_relative = true;
+      else if (m.mem.base != ZYDIS_REGISTER_NONE && !regs_index_of(m.mem.base, &out.reg))
+        break;
+      if (m.mem.index != ZYDIS_REGISTER_NONE) {
+        if (!regs_index_of(m.mem.index, &out.index)) break;
+        out.scale = m.mem.scale;
+      }
+      out.disp = m.mem.disp.has_displacement ? m.mem.disp.value : 0;
+      plan.result_mask = dst32 ? 0xfffffffful : ~0ul;
+      return Emulation::kLea;
+    }
     case ZYDIS_MNEMONIC_PUSH:
     case ZYDIS_MNEMONIC_POP: {
       // 66 50+r would move 16 bits; push/pop of segment registers are not GPRs.
@@ -294,6 +317,7 @@ Emulation plan_register_move(const Decoded& d, InsnPlan& plan) {
   plan.reg_dst = plan.reg_src = kNoReg;
   plan.result_mask = ~0ul;
   plan.rel_target = 0;
+  plan.indirect = IndirectOperand{};
   return Emulation::kNone;
 }
 
@@ -629,6 +653,7 @@ ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
       return {};
     case Emulation::kMovReg:
     case Emulation::kMovImm:
+    case Emulation::kLea:
     case Emulation::kNop:
       emulate_register_move(plan, addr, regs);
       return {};

@@ -59,13 +59,14 @@ enum class Emulation : u8 {
   kPopf,          // popfq: flags = pop (system bits kept as the kernel allows)
   kCli,           // flags.IF = 0
   kSti,           // flags.IF = 1
-  // Register moves with no memory operand and no flags effect, emulated in the trap so that
-  // the hit costs one trap and no slot: the common function-body instructions.
+  // Register moves and address arithmetic: no memory access and no flags effect, emulated in
+  // the trap so that the hit costs one trap and no slot: the common function-body instructions.
   kMovReg,        // mov %src,%dst (64-bit; 32-bit zero-extends): dst = src
   kMovImm,        // mov $imm,%dst (64-bit imm64/sign-extended imm32; 32-bit zero-extends)
   kPushReg,       // push %reg (64-bit): push value of reg (push %rsp pushes the old rsp)
   kPopReg,        // pop %reg (64-bit): reg = pop (pop %rsp: rsp = the popped word)
   kNop,           // nop, nopl/nopw with any operands: ip = next
+  kLea,           // lea mem,%dst (64/32-bit dst, 64-bit addressing): dst = the address
 };
 
 // The memory or register operand of an indirect branch, resolved at the hit.
@@ -87,9 +88,9 @@ struct InsnPlan {
   i64 rel_target = 0;      // kJmpRel/kJcc/kCallRel/kLoop: absolute target; kRet: imm16
   IndirectOperand indirect;  // kCallIndirect/kJmpIndirect
   bool addr32 = false;       // kLoop: 0x67 prefix (jecxz/loopl use ecx)
-  // kMovReg/kMovImm/kPushReg/kPopReg: okp_regs indices (kRegIndex*, always a GPR) of the
-  // destination and source (kMovReg), and the mask of the result (32-bit moves zero-extend);
-  // kMovImm's value is in rel_target.
+  // kMovReg/kMovImm/kPushReg/kPopReg/kLea: okp_regs indices (kRegIndex*, always a GPR) of
+  // the destination and source (kMovReg), and the mask of the result (32-bit results
+  // zero-extend); kMovImm's value is in rel_target, kLea's address operand in indirect.
   u8 reg_dst = kNoReg;
   u8 reg_src = kNoReg;
   unsigned long result_mask = ~0ul;
@@ -114,12 +115,21 @@ void build_slot(const InsnPlan& plan, okp_addr_t addr, const u8* bytes, okp_addr
 // frame (ip, sp, flags, stack). -EFAULT if a memory operand or the stack cannot be read.
 ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs);
 
-// kMovReg, kMovImm and kNop, inline for the hit path: no call, one load and one store.
-// False for every other plan. okp_regs is nothing but unsigned longs, and plan_insn() only
-// puts GPR indices in reg_dst/reg_src (insn_plan.cpp ties the indices to the fields).
+// kMovReg, kMovImm, kLea and kNop, inline for the hit path: no call, a few loads and one
+// store. False for every other plan. okp_regs is nothing but unsigned longs, and plan_insn()
+// only puts GPR indices in reg_dst/reg_src/indirect (insn_plan.cpp ties them to the fields).
 inline bool emulate_register_move(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
   unsigned long* word = reinterpret_cast<unsigned long*>(regs);
   switch (plan.emulation) {
+    case Emulation::kLea: {
+      // The address arithmetic wraps modulo 2^64, as the CPU's does; lea reads no memory.
+      const IndirectOperand& m = plan.indirect;
+      unsigned long ea = m.rip_relative ? addr + plan.length : m.reg != kNoReg ? word[m.reg] : 0;
+      if (m.index != kNoReg) ea += word[m.index] * m.scale;
+      ea += static_cast<unsigned long>(m.disp);
+      word[plan.reg_dst] = ea & plan.result_mask;
+      break;
+    }
     case Emulation::kMovReg:
       word[plan.reg_dst] = word[plan.reg_src] & plan.result_mask;
       break;

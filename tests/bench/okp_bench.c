@@ -5,11 +5,12 @@
  * Everything runs in module init and prints parseable lines; the guest script rmmods the
  * module afterwards.
  *
- * 1. Hit cost, for each of two targets (okp_bench_text.S), both returning x + 1 and probed
+ * 1. Hit cost, for each of three targets (okp_bench_text.S), all returning x + 1 and probed
  *    on their first instruction after the ENDBR64:
  *      mov   okp_bench_target: `mov %rdi,%rax`, which the kernel copies to a slot (boosted
  *            or stepped) and okprobes emulates in the trap (one trap, no slot, either way);
- *      lea   okp_bench_target_lea: `lea 1(%rdi),%rax`, which both frameworks copy to a slot.
+ *      lea   okp_bench_target_lea: `lea 1(%rdi),%rax`: the same (okprobes emulates lea);
+ *      add   okp_bench_target_add: `add $1,%rdi`, which both frameworks copy to a slot.
  *    A loop calls the target `calls` times with the probe in one of five states, run in this
  *    interleaved order for `warmup` + `rounds` rounds:
  *      none          no probe
@@ -71,6 +72,7 @@
 #define OKP_BENCH_DENSE_INSN_LEN 3	/* mov %rdi,%rax */
 unsigned long okp_bench_target(unsigned long x);
 unsigned long okp_bench_target_lea(unsigned long x);
+unsigned long okp_bench_target_add(unsigned long x);
 unsigned long okp_bench_dense(unsigned long x);
 extern const unsigned long okp_bench_spread_fns[OKP_BENCH_SPREAD];
 
@@ -93,14 +95,15 @@ MODULE_PARM_DESC(reg_max, "largest probe count of the registration benchmark (<=
 enum bench_state { S_NONE, S_KBOOST, S_KSTEP, S_OBOOST, S_OSTEP, S_NR };
 
 /* The probed instructions of the hit benchmark. */
-enum bench_target { T_MOV, T_LEA, T_NR };
+enum bench_target { T_MOV, T_LEA, T_ADD, T_NR };
 static const struct {
 	const char *name;
 	unsigned long (*fn)(unsigned long x);
 	bool okp_emulates;	/* okprobes runs it in the trap: no slot, no second trap */
 } targets[T_NR] = {
 	[T_MOV] = { "mov", okp_bench_target, true },
-	[T_LEA] = { "lea", okp_bench_target_lea, false },
+	[T_LEA] = { "lea", okp_bench_target_lea, true },
+	[T_ADD] = { "add", okp_bench_target_add, false },
 };
 static const char *const state_name[S_NR] = {
 	"none", "kernel-boost", "kernel-step", "okp-boost", "okp-step",
@@ -259,7 +262,8 @@ static noinline u64 bench_loop(enum bench_target t, unsigned long n, unsigned lo
 
 	t0 = ktime_get_ns();
 	for (i = 0; i < n; i++) {
-		acc += t == T_MOV ? okp_bench_target(i) : okp_bench_target_lea(i);
+		acc += t == T_MOV ? okp_bench_target(i) :
+		       t == T_LEA ? okp_bench_target_lea(i) : okp_bench_target_add(i);
 		if (unlikely(!(i & 0xffff)))
 			cond_resched();
 	}

@@ -6,7 +6,8 @@
  *   okp_bench_target   the hit target: the probe goes on its first real instruction (after
  *                      the ENDBR64 landing pad), a plain `mov %rdi,%rax`, which the kernel's
  *                      kprobes copy to a slot (and boost, can_boost) and okprobes emulates.
- *   okp_bench_target_lea  the same with `lea 1(%rdi),%rax`, which both copy to a slot.
+ *   okp_bench_target_lea  the same with `lea 1(%rdi),%rax`, which okprobes emulates too.
+ *   okp_bench_target_add  the same with `add $1,%rdi` (flags), which both copy to a slot.
  *   okp_bench_dense    OKP_BENCH_DENSE `mov %rdi,%rax` (3 bytes each) in one function: the
  *                      registration benchmark puts one probe on each of the first N.
  *   okp_bench_fn_<i>   OKP_BENCH_SPREAD one-instruction functions, listed in
@@ -31,6 +32,13 @@ SYM_FUNC_START(okp_bench_target_lea)
 	leaq	1(%rdi), %rax
 	RET
 SYM_FUNC_END(okp_bench_target_lea)
+
+/* unsigned long okp_bench_target_add(unsigned long x): returns x + 1. */
+SYM_FUNC_START(okp_bench_target_add)
+	addq	$1, %rdi
+	movq	%rdi, %rax
+	RET
+SYM_FUNC_END(okp_bench_target_add)
 
 /* unsigned long okp_bench_dense(unsigned long x): returns x; never called. */
 SYM_FUNC_START(okp_bench_dense)

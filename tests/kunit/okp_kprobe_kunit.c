@@ -55,6 +55,9 @@ OKP_T_FN(okp_t_frame);
 OKP_T_FN(okp_t_push_pop_reg);
 OKP_T_FN(okp_t_push_sp);
 OKP_T_FN(okp_t_nop);
+OKP_T_FN(okp_t_lea);
+OKP_T_FN(okp_t_lea32);
+OKP_T_FN(okp_t_lea_rip);
 OKP_T_FN(okp_t_cli_sti);
 OKP_T_FN(okp_t_loop);
 OKP_T_FN(okp_t_loopl);
@@ -121,6 +124,12 @@ OKP_T_LABEL(okp_t_push_sp_insn);
 OKP_T_LABEL(okp_t_push_sp_next);
 OKP_T_LABEL(okp_t_nop_insn);
 OKP_T_LABEL(okp_t_nop_next);
+OKP_T_LABEL(okp_t_lea_insn);
+OKP_T_LABEL(okp_t_lea_next);
+OKP_T_LABEL(okp_t_lea32_insn);
+OKP_T_LABEL(okp_t_lea32_next);
+OKP_T_LABEL(okp_t_lea_rip_insn);
+OKP_T_LABEL(okp_t_lea_rip_next);
 OKP_T_LABEL(okp_t_cli_insn);
 OKP_T_LABEL(okp_t_cli_next);
 OKP_T_LABEL(okp_t_sti_insn);
@@ -598,6 +607,15 @@ static const struct okp_t_insn_case okp_t_insn_cases[] = {
 		{ 4, 0, 4, okp_t_push_sp_next } } },
 	{ "nopl 0(%rax,%rax,1)", okp_t_nop_insn, okp_t_nop, OKP_T_EMULATED, .calls = {
 		{ 4, 0, 13, okp_t_nop_next } } },
+	{ "lea 7(%rdi,%rdi,2),%rax", okp_t_lea_insn, okp_t_lea, OKP_T_EMULATED, .calls = {
+		{ 4, 0, 19, okp_t_lea_next },
+		{ -3, 0, -2, okp_t_lea_next } } },
+	{ "lea 1(%rsi),%r11d (zero-extends)", okp_t_lea32_insn, okp_t_lea32, OKP_T_EMULATED,
+	  .calls = {
+		{ 5, -2, 5 + 0xffffffffL, okp_t_lea32_next },
+		{ 1, 6, 8, okp_t_lea32_next } } },
+	{ "lea rip-relative", okp_t_lea_rip_insn, okp_t_lea_rip, OKP_T_EMULATED, .calls = {
+		{ 4, 0, 4, okp_t_lea_rip_next } } },
 	{ "cli (inside pushf/popf)", okp_t_cli_insn, okp_t_cli_sti, OKP_T_EMULATED, .sets_if = true,
 	  .check = okp_t_check_cli, .calls = {
 		{ 4, 0, 6, okp_t_cli_next } } },

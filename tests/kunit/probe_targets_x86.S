@@ -347,6 +347,36 @@ OKP_LABEL(okp_t_mov_reg_next)
 	RET
 SYM_FUNC_END(okp_t_mov_reg)
 
+/* 3a + 7: lea with base, scaled index and displacement. */
+SYM_FUNC_START(okp_t_lea)
+OKP_LABEL(okp_t_lea_insn)
+	leaq 7(%rdi,%rdi,2), %rax
+OKP_LABEL(okp_t_lea_next)
+	RET
+SYM_FUNC_END(okp_t_lea)
+
+/* a + (u32)(b + 1): leal over r11 = -1 (the upper half must become 0). */
+SYM_FUNC_START(okp_t_lea32)
+	movq $-1, %r11
+OKP_LABEL(okp_t_lea32_insn)
+	leal 1(%rsi), %r11d
+OKP_LABEL(okp_t_lea32_next)
+	addq %rdi, %r11
+	movq %r11, %rax
+	RET
+SYM_FUNC_END(okp_t_lea32)
+
+/* a: the address a rip-relative lea computes, minus the same address computed unprobed. */
+SYM_FUNC_START(okp_t_lea_rip)
+OKP_LABEL(okp_t_lea_rip_insn)
+	leaq okp_t_lea_rip(%rip), %rax
+OKP_LABEL(okp_t_lea_rip_next)
+	leaq okp_t_lea_rip(%rip), %rcx
+	subq %rcx, %rax
+	addq %rdi, %rax
+	RET
+SYM_FUNC_END(okp_t_lea_rip)
+
 /* a + 0x1122334455667788: movabs. */
 SYM_FUNC_START(okp_t_mov_imm)
 OKP_LABEL(okp_t_mov_imm_insn)

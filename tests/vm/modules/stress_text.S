@@ -7,7 +7,7 @@
 SYM_FUNC_START(okp_stress_fn)
 SYM_INNER_LABEL(okp_stress_steady, SYM_L_GLOBAL)
 	ANNOTATE_NOENDBR	/* probe addresses, never indirect branch targets */
-	lea (%rdi,%rdi,2), %rax
+	imul $3, %rdi, %rax	/* runs from a slot (flags): boosted or stepped as probes come and go */
 SYM_INNER_LABEL(okp_stress_churn, SYM_L_GLOBAL)
 	ANNOTATE_NOENDBR	/* probe addresses, never indirect branch targets */
 	add $7, %rax
