@@ -384,15 +384,49 @@ void Registry::release_site(Site& site, bool wait) {
   destroy(&site);
 }
 
-void Registry::unregister_probe(okp_kprobe* kp) {
-  if (!kp) return;
+void Registry::unregister_probe(okp_kprobe* kp) { unregister_probes(&kp, 1); }
+
+void Registry::unregister_probes(okp_kprobe* const* kps, int num) {
+  bool any = false;
+  for (int i = 0; i < num; ++i) {
+    if (!kps[i]) continue;
+    if (detach_probe(kps[i])) {
+      any = true;
+      continue;
+    }
+    // Not registered: whatever okp_core holds is not a record, unless kp came earlier in
+    // this batch (then it is the record detached then).
+    bool repeated = false;
+    for (int j = 0; j < i && !repeated; ++j) repeated = kps[j] == kps[i];
+    if (!repeated) kps[i]->okp_core = nullptr;
+  }
+  if (!any) return;
+  // No CPU may still be running these probes' handlers when the caller frees them, nor be
+  // stepping their sites' slots (that runs with interrupts off: an RCU reader too).
+  okp_seam_synchronize_rcu();
+  for (int i = 0; i < num; ++i) {
+    okp_kprobe* kp = kps[i];
+    // Detached above: the record hangs on kp and nothing else (kps the loop above did not
+    // detach have no record).
+    ProbeRecord* rec = kp ? static_cast<ProbeRecord*>(kp->okp_core) : nullptr;
+    if (!rec) continue;
+    if (rec->emptied_site) release_site(*rec->site, false);  // its boosted slot waits in dirty_slots_
+    destroy(rec);
+    kp->okp_core = nullptr;
+  }
+}
+
+// Unlinks kp from its site and from the registered list and disarms the site if kp was its
+// last probe; the record is freed by unregister_probes() after the grace period. False if
+// kp is not registered (said in the log).
+bool Registry::detach_probe(okp_kprobe* kp) {
   ProbeRecord* rec = find_record(kp);
   if (!rec) {
     char what[64], line[128];
     describe(kp, what, sizeof(what));
     okp_seam_format(line, sizeof(line), "unregister: the probe at %s is not registered", what);
     okp_seam_log(OKP_LOG_WARNING, line);
-    return;
+    return false;
   }
   Site& site = *rec->site;
   // Unlink from the aggregate; the record keeps its next link for readers standing on it.
@@ -408,19 +442,14 @@ void Registry::unregister_probe(okp_kprobe* kp) {
       break;
     }
   }
-  bool last = site.probes == nullptr;
-  if (last) {
+  rec->emptied_site = site.probes == nullptr;
+  if (rec->emptied_site) {
     disarm(site);
     if (!site.gone) table_.remove(site);
   } else {
     update_site(site);
   }
-  // No CPU may still be running this probe's handlers when the caller frees it, nor be
-  // stepping the site's slot (that runs with interrupts off: an RCU reader too).
-  okp_seam_synchronize_rcu();
-  if (last) release_site(site, false);  // its boosted slot waits in dirty_slots_
-  destroy(rec);
-  kp->okp_core = nullptr;
+  return true;
 }
 
 int Registry::set_probe_disabled(okp_kprobe* kp, bool off) {
@@ -554,6 +583,12 @@ extern "C" int okp_core_register_kprobe(struct okp_kprobe* kp) { return registry
 extern "C" void okp_core_unregister_kprobe(struct okp_kprobe* kp) {
   okp_seam_registry_lock();
   registry().unregister_probe(kp);
+  okp_seam_registry_unlock();
+}
+
+extern "C" void okp_core_unregister_kprobes(struct okp_kprobe** kps, int num) {
+  okp_seam_registry_lock();
+  registry().unregister_probes(kps, num);
   okp_seam_registry_unlock();
 }
 

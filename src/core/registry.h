@@ -29,6 +29,7 @@ struct ProbeRecord {
   Site* site = nullptr;
   ProbeRecord* next_at_site = nullptr;  // [hit] the aggregate's list, registration order
   ProbeRecord* next_registered = nullptr;  // all records, registration order (debugfs)
+  bool emptied_site = false;  // detach_probe(): it was the site's last probe (registry lock)
 };
 
 struct Site : HashLinked<Site> {
@@ -60,7 +61,9 @@ class Registry {
   // Writer side (process context, takes the registry lock itself).
   // return_probe: kp is a return probe's entry (must be a function entry, not an unsafe one).
   int register_probe(okp_kprobe* kp, bool return_probe = false);
+  // The caller holds the registry lock; one RCU grace period for all num probes.
   void unregister_probe(okp_kprobe* kp);
+  void unregister_probes(okp_kprobe* const* kps, int num);
   int set_probe_disabled(okp_kprobe* kp, bool disabled);
   void set_armed(bool armed);
   void module_going(const void* module);
@@ -87,6 +90,7 @@ class Registry {
   void update_site(Site& site);  // re-derive boost and armed from the probes there
   void release_site(Site& site, bool wait);
   ProbeRecord* find_record(const okp_kprobe* kp) const;
+  bool detach_probe(okp_kprobe* kp);
   void note_refusal(const okp_kprobe* kp, int err);
 
   AddressHashTable<Site, 9> table_;

@@ -429,9 +429,9 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
 extern "C" void okp_core_unregister_kretprobe(struct okp_kretprobe* rp) {
   ReturnPool* pool = rp ? pool_of(rp) : nullptr;
   if (!pool) return;
+  okp_seam_registry_lock();
   // After this no CPU runs the entry handler: no new frame takes a stub of this pool.
   registry().unregister_probe(&rp->kp);
-  okp_seam_registry_lock();
   // Frames that will never return (exited tasks) give their instance back now.
   reclaim_pool(pool);
   // Frames still inside return later through a detached stub. The count goes up before

@@ -34,8 +34,7 @@ int okp_register_kprobes(struct okp_kprobe **kps, int num)
 		if (ret) {
 			pr_err("batch registration stopped at entry %d (%d): unregistering the %d before it\n",
 			       i, ret, i);
-			while (--i >= 0)
-				okp_unregister_kprobe(kps[i]);
+			okp_core_unregister_kprobes(kps, i);
 			return ret;
 		}
 	}
@@ -45,12 +44,9 @@ EXPORT_SYMBOL_GPL(okp_register_kprobes);
 
 void okp_unregister_kprobes(struct okp_kprobe **kps, int num)
 {
-	int i;
-
 	if (num <= 0 || !kps)
 		return;
-	for (i = 0; i < num; i++)
-		okp_unregister_kprobe(kps[i]);
+	okp_core_unregister_kprobes(kps, num);	/* one grace period for the batch */
 }
 EXPORT_SYMBOL_GPL(okp_unregister_kprobes);
 

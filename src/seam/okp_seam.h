@@ -145,6 +145,8 @@ unsigned int okp_seam_possible_cpus(void);
 struct okp_kprobe;
 int okp_core_register_kprobe(struct okp_kprobe *kp);
 void okp_core_unregister_kprobe(struct okp_kprobe *kp);
+/* num probes, one RCU grace period for the batch. */
+void okp_core_unregister_kprobes(struct okp_kprobe **kps, int num);
 int okp_core_set_kprobe_disabled(struct okp_kprobe *kp, int disabled);
 void okp_core_refused_show(void (*emit)(void *ctx, const char *line), void *ctx);
 

@@ -364,6 +364,31 @@ static void okp_kprobe_batch(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, okp_register_kprobes(NULL, 1), -EINVAL);
 	KUNIT_EXPECT_EQ(test, okp_register_kprobes(good, 0), -EINVAL);
+
+	/*
+	 * A batch unregister (one grace period for all) that also names a probe that was
+	 * never registered, a NULL and one probe twice: the registered ones go, nothing else
+	 * is touched, the site of the repeated one is released once.
+	 */
+	{
+		struct okp_kprobe *mixed[] = { &p1->kp, &bad->kp, NULL, &p2->kp, &p1->kp };
+
+		KUNIT_ASSERT_EQ(test, okp_t_register(p1), 0);
+		KUNIT_ASSERT_EQ(test, okp_t_register(p2), 0);
+		okp_t_track(&p1->kp, false);
+		okp_t_track(&p2->kp, false);
+		okp_unregister_kprobes(mixed, ARRAY_SIZE(mixed));
+		KUNIT_EXPECT_EQ(test, okp_t_byte(okp_t_riprel_load_insn), orig1);
+		KUNIT_EXPECT_EQ(test, okp_t_byte(okp_t_jmp8_insn), orig2);
+		okp_t_riprel_load(1, 0);
+		okp_t_jmp8(1, 0);
+		KUNIT_EXPECT_EQ(test, p1->kp.nhit + p2->kp.nhit, 0UL);
+		/* Both addresses take a probe again: nothing of them was left behind. */
+		KUNIT_EXPECT_EQ(test, okp_t_register(p1), 0);
+		KUNIT_EXPECT_EQ(test, okp_t_register(p2), 0);
+		okp_t_unregister(p1);
+		okp_t_unregister(p2);
+	}
 }
 
 /* --- Re-entry: a probe hit while a handler runs on this CPU. --- */
