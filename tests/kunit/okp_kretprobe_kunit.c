@@ -317,11 +317,8 @@ static int okp_rt_exiter(void *arg)
 	return 0;	/* not reached */
 }
 
-/*
- * n kthreads enter okp_rt_exit_inside() and exit there; returns once they are freed (the
- * task is freed after an RCU grace period) or after 5 s, with the stubs still in use.
- */
-static unsigned long okp_rt_exit_inside_tasks(int n)
+/* Starts n kthreads that enter okp_rt_exit_inside() and waits until all are inside. */
+static void okp_rt_start_exiters(int n)
 {
 	int i;
 
@@ -329,7 +326,18 @@ static unsigned long okp_rt_exit_inside_tasks(int n)
 	reinit_completion(&okp_rt_exited);
 	for (i = 0; i < n; i++)
 		WARN_ON(IS_ERR(kthread_run(okp_rt_exiter, (void *)(long)i, "okp_rt_exit_%d", i)));
-	msleep(20);
+	for (i = 0; i < 500 && okp_return_stubs_in_use() < n; i++)
+		msleep(10);
+}
+
+/*
+ * Lets the exiters exit and returns once they are freed (a task is freed an RCU grace
+ * period after it is reaped) or after 5 s, with the stubs still in use.
+ */
+static unsigned long okp_rt_finish_exiters(int n)
+{
+	int i;
+
 	complete_all(&okp_rt_exit_now);
 	for (i = 0; i < n; i++)
 		wait_for_completion(&okp_rt_exited);
@@ -348,12 +356,14 @@ static void okp_kretprobe_task_exits_inside(struct kunit *test)
 
 	okp_rt_setup(&rp, okp_rt_exit_inside, N);
 	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
-	KUNIT_EXPECT_EQ(test, okp_rt_exit_inside_tasks(N), 0UL);
+	okp_rt_start_exiters(N);
+	KUNIT_EXPECT_EQ(test, okp_rt_finish_exiters(N), 0UL);
 	KUNIT_EXPECT_EQ(test, okp_rt.nentry, (unsigned int)N);
 	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 0U);
 	KUNIT_EXPECT_EQ(test, rp.nreclaimed, (unsigned long)N);
 	/* The pool is whole again: N more entries take N instances, no miss. */
-	KUNIT_EXPECT_EQ(test, okp_rt_exit_inside_tasks(N), 0UL);
+	okp_rt_start_exiters(N);
+	KUNIT_EXPECT_EQ(test, okp_rt_finish_exiters(N), 0UL);
 	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
 	KUNIT_EXPECT_EQ(test, rp.nreclaimed, 2UL * N);
 	okp_unregister_kretprobe(&rp);
@@ -366,26 +376,14 @@ static void okp_kretprobe_detached_then_exit(struct kunit *test)
 {
 	enum { N = 2 };
 	struct okp_kretprobe rp;
-	int i;
 
 	okp_rt_setup(&rp, okp_rt_exit_inside, N);
 	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
-	reinit_completion(&okp_rt_exit_now);
-	reinit_completion(&okp_rt_exited);
-	for (i = 0; i < N; i++)
-		kthread_run(okp_rt_exiter, (void *)(long)i, "okp_rt_exit_%d", i);
-	for (i = 0; i < 500 && okp_return_stubs_in_use() < N; i++)
-		msleep(10);
+	okp_rt_start_exiters(N);
 	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), (unsigned long)N);
 	okp_unregister_kretprobe(&rp);
 	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), (unsigned long)N);	/* still inside */
-	complete_all(&okp_rt_exit_now);
-	for (i = 0; i < N; i++)
-		wait_for_completion(&okp_rt_exited);
-	for (i = 0; i < 500 && okp_return_stubs_in_use(); i++) {
-		rcu_barrier();
-		msleep(10);
-	}
+	KUNIT_EXPECT_EQ(test, okp_rt_finish_exiters(N), 0UL);
 	okp_rt_expect_stubs_free(test);
 }
 
