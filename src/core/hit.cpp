@@ -66,12 +66,6 @@ OKP_HIT_INLINE void run_post_handlers(const Site& s, okp_regs* regs) {
   }
 }
 
-OKP_HIT_INLINE okp_cpu_frame* push(okp_cpu_state* cpu, const Site* s, unsigned int kind) {
-  return push_frame(cpu, s, kind);
-}
-
-OKP_HIT_INLINE void pop(okp_cpu_state* cpu) { pop_frame(cpu); }
-
 // The slot's own trap: the copied instruction ran; resume after the original.
 OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* regs) {
   if (!cpu->depth) return false;
@@ -84,7 +78,7 @@ OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* reg
     top->kind = kHandlers;
     run_post_handlers(*s, regs);
   }
-  pop(cpu);
+  pop_frame(cpu);
   return true;
 }
 
@@ -102,7 +96,7 @@ extern "C" int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_stat
   if (!s) return 0;  // not ours: kgdb's, or the kernel's kprobes'
 
   bool reentry = cpu->depth > 0;
-  okp_cpu_frame* frame = push(cpu, s, kHandlers);
+  okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
   if (!frame) {
     okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
     return 0;
@@ -110,7 +104,7 @@ extern "C" int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_stat
   if (reentry) {
     miss_all(*s, OKP_MISS_REENTRY);
   } else if (run_pre_handlers(*s, regs, cpu)) {
-    pop(cpu);
+    pop_frame(cpu);
     return 1;
   }
 
@@ -119,15 +113,15 @@ extern "C" int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_stat
       // The original instruction would have faulted the same way: let the kernel report it.
       miss_all(*s, OKP_MISS_FAULT);
       arch::restore_trap_ip(regs, s->addr);
-      pop(cpu);
+      pop_frame(cpu);
       return 0;
     }
     if (!reentry) run_post_handlers(*s, regs);
-    pop(cpu);
+    pop_frame(cpu);
     return 1;
   }
   if (__atomic_load_n(&s->boost, __ATOMIC_ACQUIRE) || (reentry && s->boost_slot)) {
-    pop(cpu);
+    pop_frame(cpu);
     arch::enter_boosted(regs, s->boost_slot);
     return 1;
   }
@@ -144,7 +138,7 @@ extern "C" void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, 
     miss_all(*s, OKP_MISS_REENTRY);
     return;
   }
-  if (!push(cpu, s, kHandlers)) return;
+  if (!push_frame(cpu, s, kHandlers)) return;
   okp_addr_t orig_ip = arch::instruction_pointer(regs);
   arch::set_instruction_pointer(regs, arch::ftrace_pre_ip(site_addr));
   if (run_pre_handlers(*s, regs, cpu)) {
@@ -153,11 +147,11 @@ extern "C" void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, 
       arch::set_instruction_pointer(regs, orig_ip);
       miss_all(*s, OKP_MISS_IPMODIFY);
     }
-    pop(cpu);
+    pop_frame(cpu);
     return;
   }
   arch::set_instruction_pointer(regs, arch::ftrace_post_ip(site_addr));
   run_post_handlers(*s, regs);
   arch::set_instruction_pointer(regs, orig_ip);
-  pop(cpu);
+  pop_frame(cpu);
 }
