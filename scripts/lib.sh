@@ -6,6 +6,17 @@ export OKP_CACHE OKP_ROOT
 log() { printf '[okprobes] %s\n' "$*" >&2; }
 die() { printf '[okprobes] error: %s\n' "$*" >&2; exit 1; }
 
+# Runs a download step up to 3 times with a growing pause: the mirror may be mid-sync
+# ("File has unexpected size ... Mirror sync in progress?") or briefly unreachable.
+retry() {
+  local try
+  for try in 1 2 3; do
+    "$@" && return 0
+    [ $try = 3 ] || { log "retrying in $((try * 15)) s (attempt $((try + 1)) of 3): $*"; sleep $((try * 15)); }
+  done
+  return 1
+}
+
 # ABI name of Debian 12's current stock amd64 kernel, e.g. 6.1.0-56-amd64.
 stock_abi() {
   local dep
