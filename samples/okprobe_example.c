@@ -3,7 +3,8 @@
  * The okprobes counterpart of the kernel's samples/kprobes/kprobe_example.c: a probe on a
  * symbol given as a module parameter (default kernel_clone, which every busybox command that
  * forks reaches), printing registers on hits, rate-limited so a busy path cannot flood the
- * console. Load with `insmod okprobe_example.ko symbol=do_sys_openat2 offset=0x4`.
+ * console. Load with `insmod okprobe_example.ko symbol=do_sys_openat2 offset=0x4`, or by
+ * address with `insmod okprobe_example.ko addr=0xffffffff81234560`.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,6 +18,9 @@ static char symbol[KSYM_NAME_LEN] = "kernel_clone";
 module_param_string(symbol, symbol, KSYM_NAME_LEN, 0444);
 static unsigned int offset;
 module_param(offset, uint, 0444);
+static unsigned long addr;
+module_param(addr, ulong, 0444);
+MODULE_PARM_DESC(addr, "probe this address instead of symbol (symbol is then ignored)");
 
 static struct okp_kprobe kp = {
 	.symbol_name = symbol,
@@ -55,6 +59,10 @@ static int __init okprobe_example_init(void)
 	int ret;
 
 	kp.offset = offset;
+	if (addr) {
+		kp.symbol_name = NULL;
+		kp.addr = (void *)addr;
+	}
 	kp.pre_handler = handler_pre;
 	kp.post_handler = handler_post;
 	ret = okp_register_kprobe(&kp);

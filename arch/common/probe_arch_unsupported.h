@@ -41,6 +41,15 @@ inline void enter_boosted(okp_regs*, okp_addr_t) {}
 inline ErrorOr<void> emulate(const Plan&, okp_addr_t, okp_regs*) {
   return Error(Errno::kOpNotSupp, "arch backend missing");
 }
+// No trap path to derive until the backend says how its trap arrives.
+constexpr const char* kTrapEntryFunctions[] = {""};
+struct BranchStep {
+  usize length;
+  okp_addr_t target;
+};
+inline ErrorOr<BranchStep> direct_branch(const u8*, usize, okp_addr_t) {
+  return Error(Errno::kOpNotSupp, "arch backend missing");
+}
 constexpr u32 kReturnStubs = 0;  // return probes: -EOPNOTSUPP
 constexpr usize kReturnStubSize = 16;
 inline okp_addr_t return_stub_address(u32) { return 0; }

@@ -22,6 +22,9 @@ ErrorOr<DecodedInsn> decode(const u8* bytes, usize avail) {
   out.rip_relative = (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
                      insn.raw.modrm.mod == 0 && insn.raw.modrm.rm == 5;
   out.relative_branch = (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) && !out.rip_relative;
+  // A relative branch's only immediate is its displacement (Zydis sign-extends it).
+  if (out.relative_branch && insn.raw.imm[0].is_relative)
+    out.branch_displacement = insn.raw.imm[0].value.s;
   out.mnemonic = ZydisMnemonicGetString(insn.mnemonic);
   return out;
 }
@@ -59,6 +62,13 @@ extern "C" int okp_arch_decoder_selfcheck(void) {
       okp_seam_log(OKP_LOG_ERR, "x86 decoder self-check failed: Zydis build is unusable");
       return okp::to_kernel_errno(okp::Errno::kInval);
     }
+  }
+  // The trap-path walk follows branch displacements: je -2 must land on itself.
+  constexpr okp::u8 kJeSelf[] = {0x74, 0xfe};
+  auto je = okp::x86::decode(kJeSelf, sizeof(kJeSelf));
+  if (je.is_error() || je.value().branch_displacement != -2) {
+    okp_seam_log(OKP_LOG_ERR, "x86 decoder self-check failed: branch displacement decoded wrongly");
+    return okp::to_kernel_errno(okp::Errno::kInval);
   }
   return 0;
 }

@@ -13,6 +13,7 @@ struct DecodedInsn {
   u8 length = 0;
   bool rip_relative = false;   // has a [rip+disp32] memory operand
   bool relative_branch = false;  // jmp/jcc/call/loop with a relative target
+  i64 branch_displacement = 0;   // relative_branch: target = address + length + this
   const char* mnemonic = nullptr;  // static string, for reasons ("cannot single-step 'iretq'")
 };
 

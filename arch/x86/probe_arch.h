@@ -6,6 +6,7 @@
 
 #define OKP_ARCH_NAME "x86-64"
 
+#include "arch/x86/decoder.h"
 #include "arch/x86/insn_plan.h"
 #include "core/error_or.h"
 #include "seam/okp_seam.h"
@@ -70,6 +71,30 @@ inline void enter_boosted(okp_regs* regs, okp_addr_t slot) { regs->ip = slot; }
 inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) {
   if (x86::emulate_register_move(plan, addr, regs)) return {};  // the common case, no call
   return x86::emulate(plan, addr, regs);
+}
+
+// The kernel-mode branch of the kernel's int3 entry (exc_int3, itself .noinstr.text): what it
+// calls on the way to the die notifiers and back, and the ftrace entry, which okprobes' function
+// entry probes are reached through. core/trap_path.h walks every direct call from these on the
+// live text. exc_int3 itself is not a root: its user-mode branch (do_int3_user, do_trap, signal
+// delivery) is never on the path of a kernel-mode breakpoint.
+constexpr const char* kTrapEntryFunctions[] = {
+    "poke_int3_handler", "irqentry_nmi_enter", "kgdb_ll_trap", "do_int3", "kprobe_int3_handler",
+    "notify_die", "atomic_notifier_call_chain", "irqentry_nmi_exit",
+    "ftrace_regs_caller", "ftrace_caller", "arch_ftrace_ops_list_func", "ftrace_ops_list_func",
+    "ftrace_ops_assist_func",
+};
+
+// One instruction of a function walked for its calls: its length, and the target of a direct
+// call or jump (0 when it has none).
+struct BranchStep {
+  usize length;
+  okp_addr_t target;
+};
+inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr) {
+  auto d = OKP_TRY(x86::decode(bytes, avail));
+  okp_addr_t target = d.relative_branch ? addr + d.length + static_cast<okp_addr_t>(d.branch_displacement) : 0;
+  return BranchStep{d.length, target};
 }
 
 // Return probes (arch/x86/return_stubs.S): OKP_RET_STUBS stubs of 16 bytes each.

@@ -6,7 +6,7 @@
 namespace okp {
 
 ErrorOr<void> Blacklist::add(okp_addr_t start, okp_addr_t end, const char* symbol,
-                             const char* source, const void* owner) {
+                             const char* source, const void* owner, const char* via) {
   if (end <= start) return Error(Errno::kInval, "empty blacklist range");
   // Binary search for the insertion point.
   usize lo = 0, hi = count_;
@@ -32,6 +32,7 @@ ErrorOr<void> Blacklist::add(okp_addr_t start, okp_addr_t end, const char* symbo
   e.source = source;
   e.owner = owner;
   copy_string(e.symbol, sizeof(e.symbol), symbol ? symbol : "");
+  copy_string(e.via, sizeof(e.via), via ? via : "");
   ++count_;
   if (end - start > longest_) longest_ = end - start;
   return {};
@@ -58,6 +59,13 @@ const BlacklistEntry* Blacklist::find(okp_addr_t addr, usize len) const {
     if (addr - e.start > longest_) break;
   }
   return nullptr;
+}
+
+void Blacklist::describe(const BlacklistEntry& e, char* buf, usize len) {
+  if (e.via[0])
+    okp_seam_format(buf, len, "%s, reached from %s", e.source, e.via);
+  else
+    okp_seam_format(buf, len, "%s", e.source);
 }
 
 void Blacklist::clear() {

@@ -17,13 +17,16 @@ struct BlacklistEntry {
   const char* source;  // static string
   const void* owner;   // module that contributed it (nullptr: vmlinux or okprobes)
   char symbol[64];
+  char via[64];  // "trap path" entries: the function it was reached from ("" otherwise)
 };
 
 class Blacklist {
  public:
   // Keeps entries sorted by start; duplicates of one (start, end, source) are dropped.
   ErrorOr<void> add(okp_addr_t start, okp_addr_t end, const char* symbol, const char* source,
-                    const void* owner);
+                    const void* owner, const char* via = nullptr);
+  // "SOURCE" or "SOURCE, reached from VIA": how debugfs and refusals name an entry's origin.
+  static void describe(const BlacklistEntry& e, char* buf, usize len);
   void remove_owner(const void* owner);
   // The entry containing any byte of [addr, addr+len), or nullptr.
   const BlacklistEntry* find(okp_addr_t addr, usize len) const;

@@ -182,7 +182,9 @@ ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_l
   }
 
   if (const BlacklistEntry* b = blacklist_.find(addr, 1)) {
-    okp_seam_format(reason, reason_len, "%#lx is blacklisted: %s [%s]", addr, b->symbol, b->source);
+    char origin[160];
+    Blacklist::describe(*b, origin, sizeof(origin));
+    okp_seam_format(reason, reason_len, "%#lx is blacklisted: %s [%s]", addr, b->symbol, origin);
     return Error(Errno::kInval, "blacklisted");
   }
 
@@ -279,8 +281,10 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
     return Error(Errno::kBusy, "another patching user owns the text");
   }
   if (const BlacklistEntry* b = blacklist_.find(addr, len)) {
+    char origin[160];
+    Blacklist::describe(*b, origin, sizeof(origin));
     okp_seam_format(reason, reason_len, "the instruction at %#lx overlaps blacklisted %s [%s]",
-                    addr, b->symbol, b->source);
+                    addr, b->symbol, origin);
     release_site(*site, false);
     return Error(Errno::kInval, "blacklisted");
   }
@@ -510,9 +514,9 @@ void Registry::module_live(const void* module) {
 }
 
 int Registry::blacklist_add(okp_addr_t start, okp_addr_t end, const char* symbol,
-                            const char* source, const void* owner) {
+                            const char* source, const void* owner, const char* via) {
   RegistryGuard guard;
-  return to_kernel_result(blacklist_.add(start, end, symbol, source, owner));
+  return to_kernel_result(blacklist_.add(start, end, symbol, source, owner, via));
 }
 
 void Registry::blacklist_remove_owner(const void* owner) {
@@ -556,9 +560,10 @@ void Registry::show_probes(void (*emit)(void*, const char*), void* ctx) {
 void Registry::show_blacklist(void (*emit)(void*, const char*), void* ctx) {
   RegistryGuard guard;
   blacklist_.for_each([&](const BlacklistEntry& e) {
-    char line[160];
+    char line[320], origin[160];
+    Blacklist::describe(e, origin, sizeof(origin));
     okp_seam_format(line, sizeof(line), "0x%016lx-0x%016lx\t%s\t[%s]", e.start, e.end, e.symbol,
-                    e.source);
+                    origin);
     emit(ctx, line);
   });
 }

@@ -69,7 +69,7 @@ class Registry {
   void module_going(const void* module);
   void module_live(const void* module);
   int blacklist_add(okp_addr_t start, okp_addr_t end, const char* symbol, const char* source,
-                    const void* owner);
+                    const void* owner, const char* via = nullptr);
   void blacklist_remove_owner(const void* owner);
   void show_probes(void (*emit)(void*, const char*), void* ctx);
   void show_blacklist(void (*emit)(void*, const char*), void* ctx);

@@ -27,4 +27,7 @@ using u32 = __UINT32_TYPE__;
 using u64 = __UINT64_TYPE__;
 using uptr = __UINTPTR_TYPE__;
 
+template <typename T>
+constexpr T min(T a, T b) { return b < a ? b : a; }
+
 }  // namespace okp

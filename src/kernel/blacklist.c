@@ -145,6 +145,43 @@ static void okp_blacklist_nokprobe_symbols(void)
 	kvfree(kbl.names);
 }
 
+int okp_seam_function_at(okp_addr_t addr, okp_addr_t *start, unsigned long *size, char *name,
+			 unsigned long name_len)
+{
+	if (!okp_is_text(addr) || (addr >= okp_ksyms._sinittext && addr < okp_ksyms._einittext))
+		return -ENOENT;
+	if (!okp_symbol_extent(addr, name, name_len, start, size) || !*size)
+		return -ENOENT;
+	return 0;
+}
+
+struct okp_resolve {
+	const char *const *names;
+	okp_addr_t *addrs;
+	unsigned int n;
+};
+
+static int okp_resolve_visit(void *data, const char *name, struct module *mod, unsigned long addr)
+{
+	struct okp_resolve *r = data;
+	unsigned int i;
+
+	if (addr < okp_ksyms._stext || addr >= okp_ksyms._etext)
+		return 0;
+	for (i = 0; i < r->n; i++)
+		if (!r->addrs[i] && r->names[i][0] && !strcmp(name, r->names[i]))
+			r->addrs[i] = addr;
+	return 0;
+}
+
+void okp_seam_resolve_functions(const char *const *names, okp_addr_t *addrs, unsigned int n)
+{
+	struct okp_resolve r = { .names = names, .addrs = addrs, .n = n };
+
+	memset(addrs, 0, n * sizeof(*addrs));
+	okp_ksyms.kallsyms_on_each_symbol(okp_resolve_visit, &r);
+}
+
 /* A module's own annotations: NOKPROBE_SYMBOL()s, __kprobes and noinstr text. */
 void okp_blacklist_module(struct module *mod)
 {
@@ -160,6 +197,22 @@ void okp_blacklist_module(struct module *mod)
 	okp_blacklist_range((unsigned long)mod->noinstr_text_start,
 			    (unsigned long)mod->noinstr_text_start + mod->noinstr_text_size,
 			    ".noinstr.text", ".noinstr.text", mod);
+}
+
+/*
+ * The trap path of this kernel, derived from its live text (core/trap_path.h): a probe on any
+ * function it reaches would trap again inside its own handling. Without it okprobes must not
+ * arm anything, so a failure here fails the load.
+ */
+static int okp_blacklist_trap_path(void)
+{
+	okp_addr_t own[] = { okp_trap_entry_point(), okp_ftrace_entry_point(),
+			     okp_return_entry_point() };
+	int ret = okp_core_derive_trap_path(own, ARRAY_SIZE(own));
+
+	if (ret)
+		pr_err("cannot derive the trap path's blacklist (%d): not loading\n", ret);
+	return ret;
 }
 
 int okp_blacklist_init(void)
@@ -182,5 +235,5 @@ int okp_blacklist_init(void)
 				    THIS_MODULE->core_layout.text_size,
 			    "okprobes", "okprobes", NULL);
 	k->kallsyms_on_each_symbol(okp_builtin_visit, NULL);
-	return 0;
+	return okp_blacklist_trap_path();
 }

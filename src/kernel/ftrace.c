@@ -48,6 +48,11 @@ static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip
 }
 NOKPROBE_SYMBOL(okp_ftrace_handler);
 
+okp_addr_t okp_ftrace_entry_point(void)
+{
+	return (okp_addr_t)okp_ftrace_handler;
+}
+
 okp_addr_t okp_seam_ftrace_site(okp_addr_t addr)
 {
 	/* ftrace_location() answers for any byte of the call, and maps sym+0 to it. */
@@ -87,6 +92,11 @@ void okp_seam_ftrace_disarm(okp_addr_t site, int ipmodify)
 }
 
 #else /* !CONFIG_DYNAMIC_FTRACE_WITH_REGS */
+
+okp_addr_t okp_ftrace_entry_point(void)
+{
+	return 0;
+}
 
 okp_addr_t okp_seam_ftrace_site(okp_addr_t addr)
 {

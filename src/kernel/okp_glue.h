@@ -49,7 +49,14 @@ bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned
 		       unsigned long *size);
 int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, size_t reason_len);
 
+bool okp_is_text(unsigned long addr);
+
 int okp_blacklist_init(void);
+/* okprobes' own entry points from a breakpoint trap, ftrace and the return stubs (0: none):
+ * roots of the trap path the blacklist derives (core/trap_path.h). */
+okp_addr_t okp_trap_entry_point(void);
+okp_addr_t okp_ftrace_entry_point(void);
+okp_addr_t okp_return_entry_point(void);
 void okp_blacklist_module(struct module *mod);
 int okp_trap_init(void);
 void okp_trap_exit(void);

@@ -33,6 +33,11 @@ unsigned long notrace okp_return_trampoline_handler(struct pt_regs *regs, unsign
 }
 NOKPROBE_SYMBOL(okp_return_trampoline_handler);
 
+okp_addr_t okp_return_entry_point(void)
+{
+	return (okp_addr_t)okp_return_trampoline_handler;
+}
+
 void *okp_seam_current_task(void)
 {
 	return current;

@@ -235,7 +235,7 @@ struct okp_lookup {
 	unsigned int count;
 };
 
-static bool okp_is_text(unsigned long addr)
+bool okp_is_text(unsigned long addr)
 {
 	bool text;
 

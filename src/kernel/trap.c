@@ -42,6 +42,12 @@ static struct notifier_block okp_die_nb = {
 	.priority = INT_MAX,
 };
 
+/* Where okprobes' own code is entered from a breakpoint trap: a root of the trap path. */
+okp_addr_t okp_trap_entry_point(void)
+{
+	return (okp_addr_t)okp_die_notify;
+}
+
 int okp_trap_init(void)
 {
 	return register_die_notifier(&okp_die_nb);

@@ -79,6 +79,13 @@ int okp_seam_locate(const char *symbol_name, okp_addr_t addr, unsigned int offse
 /* Who else patches [addr, addr+len): "jump label", "static call", "alternative", "BUG/WARN
  * site", "exception-table fixup"; NULL when nobody. */
 const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len);
+/* The function containing addr in kernel or module text (init text excluded): its start,
+ * size and name. 0, or -ENOENT when addr is not in a known function. Process context. */
+int okp_seam_function_at(okp_addr_t addr, okp_addr_t *start, unsigned long *size, char *name,
+			 unsigned long name_len);
+/* Addresses of vmlinux functions by name, in one pass over kallsyms; 0 for a name not found
+ * (or ""). Process context. */
+void okp_seam_resolve_functions(const char *const *names, okp_addr_t *addrs, unsigned int n);
 /* Pins/unpins the module owning probed text while we patch it. */
 int okp_seam_module_get(void *module);
 void okp_seam_module_put(void *module);
@@ -182,6 +189,9 @@ unsigned long okp_core_on_return(struct okp_regs *regs, unsigned long index,
 int okp_core_blacklist_add(okp_addr_t start, okp_addr_t end, const char *symbol,
 			   const char *source, const void *owner);
 void okp_core_blacklist_remove_owner(const void *owner);
+/* Blacklists every function on the trap path of the running kernel (core/trap_path.h),
+ * walking from the arch's trap-entry functions and own_entries (okprobes' own entry points). */
+int okp_core_derive_trap_path(const okp_addr_t *own_entries, unsigned int n_own);
 /* 0xSTART-0xEND\tSYMBOL\t[SOURCE] lines, streamed to emit (debugfs). */
 void okp_core_blacklist_show(void (*emit)(void *ctx, const char *line), void *ctx);
 /* One line per probe, as debugfs list shows it. */

@@ -42,6 +42,34 @@ check "blacklist has the built-in trap path" grep -q '	exc_int3	\[built-in\]' $d
 insmod /okp/okprobe_example.ko symbol=exc_int3 2>/dev/null
 check "a blacklisted symbol is refused, and debugfs refused says why" \
   grep -q 'exc_int3+0x0	-22	.*blacklisted' $d/refused
+# The trap path of this kernel, derived from its live text (core/trap_path.h): every function
+# the breakpoint trap runs on its way to okprobes is listed with where it was reached from,
+# and a probe on any of them is refused (on Debian's PREEMPT_DYNAMIC kernel __rcu_read_lock,
+# reached from notify_die, used to recurse until the NMI count overflowed).
+check "blacklist derives the trap path: notify_die, reached from the trap entry" \
+  grep -q '	notify_die	\[trap path, reached from the trap entry\]$' $d/blacklist
+check "blacklist derives the trap path: okprobes' own trap entry" \
+  grep -q '	okp_die_notify	\[trap path, reached from the trap entry\]$' $d/blacklist
+grep '	\[trap path, ' $d/blacklist | while IFS='	' read -r range name origin; do
+  start=${range%%-*}
+  if insmod /okp/okprobe_example.ko addr=$start 2>/dev/null; then
+    rmmod okprobe_example; echo "not ok - trap path: $name ($origin) was accepted"
+  elif grep -q "^$start+0x0	-22	.*blacklisted" $d/refused; then
+    echo "ok - trap path: a probe on $name is refused $origin"
+  else
+    echo "not ok - trap path: $name refused, but not as blacklisted: $(tail -1 $d/refused)"
+  fi
+done > /tmp/trap_path.tap
+n_tp=$(grep -c '^ok - ' /tmp/trap_path.tap); bad_tp=$(grep -c '^not ok - ' /tmp/trap_path.tap)
+while read -r line; do
+  n=$((n + 1)); case "$line" in not*) failed=$((failed + 1)); echo "not ok $n ${line#not ok - }" ;; *) echo "ok $n ${line#ok - }" ;; esac
+done < /tmp/trap_path.tap
+check "the trap path has functions to refuse ($n_tp refused, $bad_tp not)" gt "$n_tp" 5
+if grep -q ' __rcu_read_lock$' /proc/kallsyms; then  # preemptible RCU: the reported crash
+  insmod /okp/okprobe_example.ko symbol=__rcu_read_lock offset=5 2>/dev/null
+  check "__rcu_read_lock+0x5 (the probe that crashed Debian's kernel) is refused: trap path" \
+    grep -q '^__rcu_read_lock+0x5	-22	.*\[trap path, reached from ' $d/refused
+fi
 insmod /okp/okprobe_example.ko symbol=no_such_symbol_okp 2>/dev/null
 check "an unknown symbol is refused with -ENOENT" grep -q 'no_such_symbol_okp+0x0	-2	' $d/refused
 
