@@ -5,6 +5,7 @@
 // Decisions are made on Zydis' decoding, never on opcode bytes alone: prefixes, ModRM and
 // operand sizes change what an opcode means, and Zydis already knows all of them.
 #include "arch/x86/insn_plan.h"
+#include "core/hit_path.h"
 
 #include <Zydis/Decoder.h>
 #include <Zydis/Mnemonic.h>
@@ -65,16 +66,16 @@ static_assert(reg_index_is(__builtin_offsetof(okp_regs, sp), kRegIndexSp));
 // switch: this runs on every hit of an emulated instruction.
 constexpr bool is_gpr_index(u8 index) { return index <= kRegIndexDi || index == kRegIndexSp; }
 
-unsigned long* register_slot(okp_regs& regs, u8 index) {
+OKP_HIT_PATH unsigned long* register_slot(okp_regs& regs, u8 index) {
   return reinterpret_cast<unsigned long*>(&regs) + index;
 }
 
-unsigned long register_value(const okp_regs& regs, u8 index) {
+OKP_HIT_PATH unsigned long register_value(const okp_regs& regs, u8 index) {
   // kNoReg (an absent base or index) contributes nothing.
   return is_gpr_index(index) ? *register_slot(const_cast<okp_regs&>(regs), index) : 0;
 }
 
-void set_register(okp_regs& regs, u8 index, unsigned long value) {
+OKP_HIT_PATH void set_register(okp_regs& regs, u8 index, unsigned long value) {
   if (is_gpr_index(index)) *register_slot(regs, index) = value;
 }
 
@@ -472,7 +473,7 @@ u64 jmp_back_rel(const InsnPlan& plan, okp_addr_t addr, okp_addr_t slot_addr) {
 }
 
 // Intel SDM vol. 1, appendix B: conditions come in pairs, the odd code negating the even.
-bool condition_holds(u8 cond, unsigned long flags) {
+OKP_HIT_PATH bool condition_holds(u8 cond, unsigned long flags) {
   const bool cf = flags & kFlagCF;
   const bool pf = flags & kFlagPF;
   const bool zf = flags & kFlagZF;
@@ -492,7 +493,7 @@ bool condition_holds(u8 cond, unsigned long flags) {
   return (cond & 1) ? !holds : holds;
 }
 
-bool loop_taken(const InsnPlan& plan, okp_regs* regs) {
+OKP_HIT_PATH bool loop_taken(const InsnPlan& plan, okp_regs* regs) {
   const bool zf = regs->flags & kFlagZF;
   if (plan.cond == kLoopKindJrcxz)
     return (plan.addr32 ? static_cast<u32>(regs->cx) : regs->cx) == 0;
@@ -517,19 +518,19 @@ bool loop_taken(const InsnPlan& plan, okp_regs* regs) {
 
 // The int3 entry from kernel mode leaves a gap below the frame so that an emulated push
 // lands on the interrupted stack without overwriting the frame (int3_emulate_push).
-void push(okp_regs* regs, unsigned long value) {
+OKP_HIT_PATH void push(okp_regs* regs, unsigned long value) {
   regs->sp -= sizeof(unsigned long);
   *reinterpret_cast<unsigned long*>(regs->sp) = value;
 }
 
-ErrorOr<unsigned long> read_word(okp_addr_t where) {
+OKP_HIT_PATH ErrorOr<unsigned long> read_word(okp_addr_t where) {
   unsigned long value = 0;
   if (okp_seam_read_nofault(&value, where, sizeof(value)) != 0)
     return Error(Errno::kFault, "cannot read the stack or the memory operand");
   return value;
 }
 
-ErrorOr<unsigned long> indirect_target(const IndirectOperand& op, okp_addr_t next,
+OKP_HIT_PATH ErrorOr<unsigned long> indirect_target(const IndirectOperand& op, okp_addr_t next,
                                        const okp_regs& regs) {
   if (op.is_register) return register_value(regs, op.reg);
   // Evaluated before any push, as the hardware does: call *8(%rsp) reads the old rsp.
@@ -594,7 +595,7 @@ void build_slot(const InsnPlan& plan, okp_addr_t addr, const u8* bytes, okp_addr
   // else: slot_image[plan.length] is already the int3 that ends the step.
 }
 
-ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
+OKP_HIT_PATH ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
   const okp_addr_t next = addr + plan.length;
   const okp_addr_t target = static_cast<okp_addr_t>(plan.rel_target);
   switch (plan.emulation) {

@@ -26,7 +26,8 @@
 #define OKP_RET_STUB_SIZE 16
 #define OKP_PT_REGS_SIZE (21 * 8)
 
-	.section .text.okp_return, "ax"
+	/* .kprobes.text: the kernel's kprobes refuse it (see core/hit_path.h). */
+	.section .kprobes.text, "ax"
 	.balign 4096
 	.globl okp_return_stubs
 okp_return_stubs:

@@ -8,6 +8,7 @@
 #include <okprobes/okprobes.h>
 
 #include "core/cpu_frames.h"
+#include "core/hit_path.h"
 #include "core/registry.h"
 #include "core/return_probe.h"
 
@@ -88,7 +89,7 @@ OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* reg
 
 using namespace okp;
 
-extern "C" int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_state* cpu) {
+extern "C" OKP_HIT_PATH int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_state* cpu) {
   okp_addr_t bp = arch::breakpoint_address(regs);
   if (finish_step(cpu, bp, regs)) return 1;
 
@@ -130,7 +131,7 @@ extern "C" int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_stat
   return 1;
 }
 
-extern "C" void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, int ipmodify,
+extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, int ipmodify,
                                    struct okp_cpu_state* cpu) {
   const Site* s = registry().find(site_addr);
   if (!s || !s->ftrace || s->ipmodify != !!ipmodify) return;

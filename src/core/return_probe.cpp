@@ -4,6 +4,7 @@
 #include "core/return_probe.h"
 
 #include "core/cpu_frames.h"
+#include "core/hit_path.h"
 #include "core/registry.h"
 #include "core/string.h"
 #include "probe_arch.h"
@@ -55,21 +56,21 @@ constinit ReturnPool* g_pools = nullptr;
 // registered pools'.
 constinit long g_detached_live = 0;
 
-okp_kretprobe* return_probe_of(okp_kprobe* kp) {
+OKP_HIT_PATH okp_kretprobe* return_probe_of(okp_kprobe* kp) {
   return reinterpret_cast<okp_kretprobe*>(reinterpret_cast<u8*>(kp) -
                                           __builtin_offsetof(okp_kretprobe, kp));
 }
 
-ReturnPool* pool_of(const okp_kretprobe* rp) {
+OKP_HIT_PATH ReturnPool* pool_of(const okp_kretprobe* rp) {
   return static_cast<ReturnPool*>(__atomic_load_n(&rp->okp_pool, __ATOMIC_ACQUIRE));
 }
 
-bool rp_disabled(const okp_kretprobe* rp) {
+OKP_HIT_PATH bool rp_disabled(const okp_kretprobe* rp) {
   return __atomic_load_n(&rp->kp.flags, __ATOMIC_RELAXED) &
          (OKP_KPROBE_FLAG_DISABLED | OKP_KPROBE_FLAG_GONE);
 }
 
-void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause cause) {
+OKP_HIT_PATH void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause cause) {
   __atomic_fetch_add(&rp->nmissed_by[cause], 1, __ATOMIC_RELAXED);
   if (cause == OKP_RP_MISS_POOL_EMPTY) __atomic_fetch_add(&rp->nmissed, 1, __ATOMIC_RELAXED);
 }
@@ -78,7 +79,7 @@ void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause cause) {
 // stub's index (pushed by the stub, until the trampoline writes the real return address
 // back, after the instance was released). Anything else, or an unreadable slot (the stack of
 // an exited task), means the frame is gone without returning: the instance can be reclaimed.
-bool frame_is_gone(u32 index) {
+OKP_HIT_PATH bool frame_is_gone(u32 index) {
   const StubState& st = g_stubs[index];
   unsigned long word = 0;
   if (okp_seam_read_nofault(&word, st.frame, sizeof(word)) != 0) return true;
@@ -86,7 +87,7 @@ bool frame_is_gone(u32 index) {
 }
 
 // Moves a stub in state `life` whose frame is gone to kFree; true if it did.
-bool try_reclaim(u32 index, StubLife life) {
+OKP_HIT_PATH bool try_reclaim(u32 index, StubLife life) {
   StubState& st = g_stubs[index];
   if (__atomic_load_n(&st.life, __ATOMIC_ACQUIRE) != life || !frame_is_gone(index)) return false;
   u32 expected = life;
@@ -97,7 +98,7 @@ bool try_reclaim(u32 index, StubLife life) {
 // A reclaimed stub (its frame will never return) goes where a return would put it: back to
 // its probe's pool (it was kArmed: the caller's RCU read side or registry lock keeps the pool
 // alive), or to the global stack (it was kDetached).
-void give_back_reclaimed(u32 index, u32 was) {
+OKP_HIT_PATH void give_back_reclaimed(u32 index, u32 was) {
   if (was == kDetached) {
     g_free_stubs.push(index);
     __atomic_fetch_sub(&g_detached_live, 1, __ATOMIC_RELEASE);
@@ -119,7 +120,7 @@ void reclaim_if_owned_by(u32 index, const void* task) {
     give_back_reclaimed(index, was);
 }
 
-u32 reclaim_pool(ReturnPool* pool) {
+OKP_HIT_PATH u32 reclaim_pool(ReturnPool* pool) {
   u32 n = 0;
   for (u32 k = 0; k < pool->nstubs; ++k) {
     const u32 index = pool->stub_index[k];
@@ -130,7 +131,7 @@ u32 reclaim_pool(ReturnPool* pool) {
   return n;
 }
 
-void note_peak(okp_kretprobe* rp, u32 in_use) {
+OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
   unsigned int peak = __atomic_load_n(&rp->peak, __ATOMIC_RELAXED);
   while (in_use > peak &&
          !__atomic_compare_exchange_n(&rp->peak, &peak, in_use, true, __ATOMIC_RELAXED,
@@ -140,7 +141,7 @@ void note_peak(okp_kretprobe* rp, u32 in_use) {
 
 }  // namespace
 
-void arm_return(okp_kprobe* kp, okp_regs* regs, void* task) {
+OKP_HIT_PATH void arm_return(okp_kprobe* kp, okp_regs* regs, void* task) {
   okp_kretprobe* rp = return_probe_of(kp);
   ReturnPool* pool = pool_of(rp);
   if (!pool) return;
@@ -170,14 +171,14 @@ void arm_return(okp_kprobe* kp, okp_regs* regs, void* task) {
   note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
 }
 
-int return_entry(okp_kprobe* kp, pt_regs* regs) {
+OKP_HIT_PATH int return_entry(okp_kprobe* kp, pt_regs* regs) {
   arm_return(kp, reinterpret_cast<okp_regs*>(regs), okp_seam_current_task());
   return 0;
 }
 
 namespace {
 
-bool stub_take_global(u32* index) { return g_free_stubs.pop(index); }
+OKP_HIT_PATH bool stub_take_global(u32* index) { return g_free_stubs.pop(index); }
 
 // Detached stubs (their probe unregistered while a frame still pointed at them) go back to
 // the global stack when their frame returns; frames that never return are found here.
@@ -194,7 +195,7 @@ void init_stubs() {
 }
 
 // Returns stubs [0, n) of pool to the global stack (registration failed).
-void release_stubs(ReturnPool* pool, u32 n) {
+OKP_HIT_PATH void release_stubs(ReturnPool* pool, u32 n) {
   for (u32 k = 0; k < n; ++k) {
     StubState& st = g_stubs[pool->stub_index[k]];
     st.pool = nullptr;
@@ -244,7 +245,7 @@ int refuse(okp_kretprobe* rp, Errno code, const char* reason) {
 
 }  // namespace
 
-void StubStack::push(u32 index) {
+OKP_HIT_PATH void StubStack::push(u32 index) {
   u64 old = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
   u64 next;
   do {
@@ -254,7 +255,7 @@ void StubStack::push(u32 index) {
                                         __ATOMIC_ACQUIRE));
 }
 
-bool StubStack::pop(u32* index) {
+OKP_HIT_PATH bool StubStack::pop(u32* index) {
   u64 old = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
   u64 next;
   do {
@@ -321,7 +322,7 @@ using namespace okp;
 
 // The trampoline's callback (preemption off: an RCU read side, see src/kernel/return.c): runs the return
 // handler for the frame of stub `index` and answers the real return address.
-extern "C" unsigned long okp_core_on_return(struct okp_regs* regs, unsigned long index,
+extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, unsigned long index,
                                             struct okp_cpu_state* cpu) {
   if (index >= arch::kReturnStubs) {
     okp_seam_invariant_failed("return stub index out of range", __FILE__, __LINE__);
@@ -465,7 +466,7 @@ extern "C" int okp_core_set_kretprobe_disabled(struct okp_kretprobe* rp, int off
   return okp_core_set_kprobe_disabled(&rp->kp, off);
 }
 
-extern "C" unsigned long okp_core_kretprobe_find_ret_addr(void* task, unsigned long addr) {
+extern "C" OKP_HIT_PATH unsigned long okp_core_kretprobe_find_ret_addr(void* task, unsigned long addr) {
   const okp_addr_t base = arch::return_stub_address(0);
   if (arch::kReturnStubs == 0 || addr < base ||
       addr >= base + arch::kReturnStubs * arch::kReturnStubSize)

@@ -42,6 +42,7 @@ void *okp_seam_current_task(void)
 {
 	return current;
 }
+NOKPROBE_SYMBOL(okp_seam_current_task);
 
 unsigned int okp_seam_possible_cpus(void)
 {

@@ -3,6 +3,7 @@
 #define pr_fmt(fmt) "okprobes: " fmt
 
 #include <linux/bug.h>
+#include <linux/kprobes.h>
 #include <linux/printk.h>
 #include <linux/slab.h>
 
@@ -40,3 +41,4 @@ void okp_seam_invariant_failed(const char *what, const char *file, int line)
 {
 	WARN_ONCE(1, "okprobes: invariant broken: %s (%s:%d)\n", what, file, line);
 }
+NOKPROBE_SYMBOL(okp_seam_invariant_failed); /* reported from the trap path too */

@@ -7,7 +7,8 @@
  */
 #include <linux/objtool.h>
 
-	.section .text.okp_slots, "ax"
+	/* .kprobes.text: a kernel kprobe in a slot would be overwritten when okprobes fills it. */
+	.section .kprobes.text, "ax"
 	.balign 4096
 	.globl okp_slot_area_start
 okp_slot_area_start:

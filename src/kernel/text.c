@@ -61,6 +61,7 @@ int okp_seam_read_nofault(void *dst, okp_addr_t src, unsigned long len)
 {
 	return copy_from_kernel_nofault(dst, (const void *)src, len) ? -EFAULT : 0;
 }
+NOKPROBE_SYMBOL(okp_seam_read_nofault); /* emulation reads memory from the trap */
 
 void okp_seam_format(char *buf, unsigned long len, const char *fmt, ...)
 {

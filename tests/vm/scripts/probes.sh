@@ -9,6 +9,16 @@ check() { # description, then a command
   desc=$1; shift; n=$((n + 1))
   if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
 }
+# Numbers the "ok - …"/"not ok - …" lines a loop wrote to a file as checks of this script.
+tap_file() {
+  while read -r line; do
+    n=$((n + 1))
+    case "$line" in
+      not*) failed=$((failed + 1)); echo "not ok $n ${line#not ok - }" ;;
+      *) echo "ok $n ${line#ok - }" ;;
+    esac
+  done < "$1"
+}
 d=/sys/kernel/debug/okprobes
 call=/sys/kernel/debug/okp_target/call
 kk=/sys/module/okp_kk/parameters
@@ -61,9 +71,7 @@ grep '	\[trap path, ' $d/blacklist | while IFS='	' read -r range name origin; do
   fi
 done > /tmp/trap_path.tap
 n_tp=$(grep -c '^ok - ' /tmp/trap_path.tap); bad_tp=$(grep -c '^not ok - ' /tmp/trap_path.tap)
-while read -r line; do
-  n=$((n + 1)); case "$line" in not*) failed=$((failed + 1)); echo "not ok $n ${line#not ok - }" ;; *) echo "ok $n ${line#ok - }" ;; esac
-done < /tmp/trap_path.tap
+tap_file /tmp/trap_path.tap
 check "the trap path has functions to refuse ($n_tp refused, $bad_tp not)" gt "$n_tp" 5
 if grep -q ' __rcu_read_lock$' /proc/kallsyms; then  # preemptible RCU: the reported crash
   insmod /okp/okprobe_example.ko symbol=__rcu_read_lock offset=5 2>/dev/null
@@ -132,6 +140,32 @@ if [ -w $t/current_tracer ] && grep -qw function $t/available_tracers; then
   echo > $t/set_ftrace_filter
 else
   check "function tracer available" false
+fi
+
+# 5b. okprobes' own hit path is off-limits to the kernel's kprobes (core/hit_path.h): every
+#     okprobes function the derived trap path reaches is refused by kprobe_events; a function
+#     off the hit path (registration) is accepted, so the check can fail.
+if [ -w $t/kprobe_events ]; then
+  grep '\[okprobes\]$' /proc/kallsyms | cut -d' ' -f1 | sort > /tmp/okp_text
+  grep '	\[trap path, ' $d/blacklist | cut -f1,2 | while IFS='	' read -r range name; do
+    start=${range%%-*}
+    grep -qx "${start#0x}" /tmp/okp_text || continue
+    if echo "p:okp_hit/f $start" > $t/kprobe_events 2>/dev/null; then
+      echo "-:okp_hit/f" >> $t/kprobe_events
+      echo "not ok - kernel kprobe accepted on okprobes' hit path: $name"
+    else
+      echo "ok - kernel kprobe refused on okprobes' hit path: $name"
+    fi
+  done > /tmp/hit_path.tap
+  tap_file /tmp/hit_path.tap
+  check "okprobes functions on the trap path were tried ($(grep -c '^ok' /tmp/hit_path.tap))" \
+    gt "$(grep -c '^ok' /tmp/hit_path.tap)" 3
+  reg=$(grep ' okp_core_register_kprobe	\[okprobes\]$' /proc/kallsyms | cut -d' ' -f1)
+  check "a kernel kprobe off the hit path (okp_core_register_kprobe) is accepted" \
+    sh -c "echo 'p:okp_hit/reg 0x$reg' > $t/kprobe_events"
+  echo "-:okp_hit/reg" >> $t/kprobe_events
+else
+  check "kprobe_events available" false
 fi
 
 # 6. Stress: callers vs. registrars (see tests/vm/modules/stress.c).
