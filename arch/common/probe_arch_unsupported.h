@@ -4,6 +4,7 @@
 // reason naming the arch. Included by arch/<arch>/probe_arch.h until the backend lands.
 #pragma once
 
+#include "arch/common/arch_types.h"
 #include "core/error_or.h"
 #include "seam/okp_seam.h"
 
@@ -14,9 +15,8 @@ struct Plan {
 };
 constexpr usize kSlotSize = 32;
 constexpr usize kMaxInsnLength = 4;
-constexpr usize kBreakpointSize = 4;
-constexpr u8 kBreakpoint[kBreakpointSize] = {};
-using RecoverFn = void (*)(okp_addr_t start, u8* bytes, usize n);
+constexpr usize kMaxBreakpointSize = 4;
+inline Breakpoint breakpoint_of(const Plan&) { return Breakpoint{{}, 0}; }
 
 inline okp_addr_t instruction_pointer(const okp_regs*) { return 0; }
 inline void set_instruction_pointer(okp_regs*, okp_addr_t) {}
@@ -43,17 +43,17 @@ inline ErrorOr<void> emulate(const Plan&, okp_addr_t, okp_regs*) {
 }
 // No trap path to derive until the backend says how its trap arrives.
 constexpr const char* kTrapEntryFunctions[] = {""};
-struct BranchStep {
-  usize length;
-  okp_addr_t target;
-};
 inline ErrorOr<BranchStep> direct_branch(const u8*, usize, okp_addr_t) {
   return Error(Errno::kOpNotSupp, "arch backend missing");
 }
 constexpr u32 kReturnStubs = 0;  // return probes: -EOPNOTSUPP
 constexpr usize kReturnStubSize = 16;
 inline okp_addr_t return_stub_address(u32) { return 0; }
-inline okp_addr_t return_slot(const okp_regs*) { return 0; }
+inline okp_addr_t return_frame(const okp_regs*) { return 0; }
+inline okp_addr_t return_address(const okp_regs*) { return 0; }
+inline void set_return_address(okp_regs*, okp_addr_t) {}
+inline bool frame_may_return(okp_addr_t, u32) { return false; }
+inline const char* return_probe_unsafe_here(const char*, usize) { return nullptr; }
 inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }
 inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site; }
 

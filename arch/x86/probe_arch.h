@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-// The arch traits the core's probe table and trap path use, for x86-64. Every arch provides
-// this same small interface in arch/<arch>/probe_arch.h; the core includes "probe_arch.h" and
-// the build puts the right directory on the include path.
+// x86-64's definitions of the arch contract (arch/arch_contract.h declares each piece and
+// checks it; the core includes only that header).
 #pragma once
 
 #define OKP_ARCH_NAME "x86-64"
 
+#include "arch/common/arch_types.h"
 #include "arch/x86/decoder.h"
 #include "arch/x86/insn_plan.h"
 #include "core/error_or.h"
@@ -17,7 +17,8 @@ using Plan = x86::InsnPlan;
 constexpr usize kSlotSize = x86::kSlotSize;
 constexpr usize kMaxInsnLength = 15;
 constexpr usize kBreakpointSize = 1;
-constexpr u8 kBreakpoint[kBreakpointSize] = {x86::kInt3};
+constexpr usize kMaxBreakpointSize = kBreakpointSize;
+inline Breakpoint breakpoint_of(const Plan&) { return Breakpoint{{x86::kInt3}, kBreakpointSize}; }
 constexpr unsigned long kInterruptFlag = 0x200;
 // `call __fentry__` (or its nop) at function entry: the ftrace call site.
 constexpr usize kFtraceCallSize = 5;
@@ -31,9 +32,6 @@ inline okp_addr_t breakpoint_address(const okp_regs* regs) { return regs->ip - k
 // A probe asked at a function's first byte goes after its ENDBR64 landing pad (as kprobes
 // does): the pad must stay, or indirect calls to the function #CP under IBT.
 okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start);
-
-// Puts back the original bytes of okprobes' own breakpoints within [start, start+n).
-using RecoverFn = void (*)(okp_addr_t start, u8* bytes, usize n);
 
 // Proves addr is an instruction boundary by decoding from func_start, then plans how the
 // instruction runs under a breakpoint. reason gets a formatted explanation on error.
@@ -85,12 +83,6 @@ constexpr const char* kTrapEntryFunctions[] = {
     "ftrace_ops_assist_func",
 };
 
-// One instruction of a function walked for its calls: its length, and the target of a direct
-// call or jump (0 when it has none).
-struct BranchStep {
-  usize length;
-  okp_addr_t target;
-};
 inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr) {
   auto d = OKP_TRY(x86::decode(bytes, avail));
   okp_addr_t target = d.relative_branch ? addr + d.length + static_cast<okp_addr_t>(d.branch_displacement) : 0;
@@ -106,9 +98,24 @@ namespace okp::arch {
 inline okp_addr_t return_stub_address(u32 index) {
   return reinterpret_cast<okp_addr_t>(okp_return_stubs) + index * kReturnStubSize;
 }
-// At a function's entry (breakpoint after ENDBR64, or its ftrace site): the stack slot that
-// holds the return address.
-inline okp_addr_t return_slot(const okp_regs* regs) { return regs->sp; }
+// At a function's entry (breakpoint after ENDBR64, or its ftrace site) the return address is
+// the word at the stack pointer, on this task's own stack; that slot's address names the frame.
+inline okp_addr_t return_frame(const okp_regs* regs) { return regs->sp; }
+inline okp_addr_t return_address(const okp_regs* regs) {
+  return *reinterpret_cast<const unsigned long*>(regs->sp);
+}
+inline void set_return_address(okp_regs* regs, okp_addr_t addr) {
+  *reinterpret_cast<unsigned long*>(regs->sp) = addr;
+}
+// The slot still holds the stub (or, once the stub ran, the index it pushed there): the frame
+// may still return through it. Unreadable: the stack is gone, so is the frame.
+inline bool frame_may_return(okp_addr_t frame, u32 index) {
+  unsigned long word = 0;
+  if (okp_seam_read_nofault(&word, frame, sizeof(word)) != 0) return false;
+  return word == return_stub_address(index) || word == index;
+}
+// x86-64 functions that return into another task or never return to their caller.
+const char* return_probe_unsafe_here(const char* name, usize name_len);
 
 // The kprobes convention for a function-entry probe served by ftrace: handlers see ip as if
 // the breakpoint had trapped (pre) and as if the call site had run (post).

@@ -95,7 +95,7 @@ ProbeRecord* Registry::find_record(const okp_kprobe* kp) const {
 void Registry::recover_original(okp_addr_t start, u8* bytes, usize n) const {
   table_.for_each([&](const Site& s) {
     if (s.ftrace || s.gone || !s.armed) return;
-    for (usize i = 0; i < arch::kBreakpointSize; ++i) {
+    for (usize i = 0; i < s.breakpoint_size; ++i) {
       okp_addr_t a = s.addr + i;
       if (a >= start && a < start + n) bytes[a - start] = s.original[i];
     }
@@ -288,7 +288,8 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
     release_site(*site, false);
     return Error(Errno::kInval, "blacklisted");
   }
-  if (okp_seam_read_nofault(site->original, addr, sizeof(site->original))) {
+  site->breakpoint_size = arch::breakpoint_of(site->plan).size;
+  if (okp_seam_read_nofault(site->original, addr, site->breakpoint_size)) {
     release_site(*site, false);
     return Error(Errno::kFault, "unreadable text");
   }
@@ -331,11 +332,9 @@ ErrorOr<void> Registry::arm(Site& site) {
   if (site.armed || site.gone) return {};
   if (site.module && okp_seam_module_get(site.module))
     return Error(Errno::kNoEnt, "module is going away");
-  int err;
-  if (site.ftrace)
-    err = okp_seam_ftrace_arm(site.addr, site.ipmodify);
-  else
-    err = okp_seam_patch_text(site.addr, arch::kBreakpoint, site.original, arch::kBreakpointSize);
+  const arch::Breakpoint bp = arch::breakpoint_of(site.plan);
+  int err = site.ftrace ? okp_seam_ftrace_arm(site.addr, site.ipmodify)
+                        : okp_seam_patch_text(site.addr, bp.bytes, site.original, bp.size);
   if (site.module) okp_seam_module_put(site.module);
   if (err) return Error(static_cast<Errno>(-err), "patching failed");
   site.armed = true;
@@ -351,7 +350,8 @@ void Registry::disarm(Site& site) {
   }
   if (site.ftrace)
     okp_seam_ftrace_disarm(site.addr, site.ipmodify);
-  else if (okp_seam_patch_text(site.addr, site.original, arch::kBreakpoint, arch::kBreakpointSize))
+  else if (const arch::Breakpoint bp = arch::breakpoint_of(site.plan);
+           okp_seam_patch_text(site.addr, site.original, bp.bytes, bp.size))
     okp_seam_invariant_failed("our breakpoint was overwritten by someone else", __FILE__, __LINE__);
   if (site.module) okp_seam_module_put(site.module);
   site.armed = false;

@@ -17,7 +17,7 @@
 #include "core/blacklist.h"
 #include "core/error_or.h"
 #include "core/slot_pool.h"
-#include "probe_arch.h"
+#include "arch/arch_contract.h"
 
 namespace okp {
 
@@ -47,7 +47,8 @@ struct Site : HashLinked<Site> {
   bool gone = false;               // its text went away; never touch it again
   bool init_text = false;          // in a module's __init text
   void* module = nullptr;          // struct module * owning the text, nullptr: vmlinux
-  u8 original[arch::kBreakpointSize] = {};
+  u8 original[arch::kMaxBreakpointSize] = {};  // the bytes the breakpoint covers
+  u8 breakpoint_size = 0;  // arch::breakpoint_of(plan).size; 0 for ftrace sites
   char symbol[64] = {};
   char module_name[56] = {};
   okp_addr_t offset = 0;           // from the symbol's start

@@ -7,7 +7,7 @@
 #include "core/hit_path.h"
 #include "core/registry.h"
 #include "core/string.h"
-#include "probe_arch.h"
+#include "arch/arch_contract.h"
 
 namespace okp {
 
@@ -75,15 +75,11 @@ OKP_HIT_PATH void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause caus
   if (cause == OKP_RP_MISS_POOL_EMPTY) __atomic_fetch_add(&rp->nmissed, 1, __ATOMIC_RELAXED);
 }
 
-// A frame that holds an instance can only have its slot hold the stub (until its ret) or the
-// stub's index (pushed by the stub, until the trampoline writes the real return address
-// back, after the instance was released). Anything else, or an unreadable slot (the stack of
-// an exited task), means the frame is gone without returning: the instance can be reclaimed.
+// A frame the arch proves will never return through its stub (on x86-64: its stack slot holds
+// neither the stub nor the index the stub pushes, or is unreadable, the stack of an exited
+// task) is gone: the instance can be reclaimed.
 OKP_HIT_PATH bool frame_is_gone(u32 index) {
-  const StubState& st = g_stubs[index];
-  unsigned long word = 0;
-  if (okp_seam_read_nofault(&word, st.frame, sizeof(word)) != 0) return true;
-  return word != arch::return_stub_address(index) && word != index;
+  return !arch::frame_may_return(g_stubs[index].frame, index);
 }
 
 // Moves a stub in state `life` whose frame is gone to kFree; true if it did.
@@ -152,20 +148,20 @@ OKP_HIT_PATH void arm_return(okp_kprobe* kp, okp_regs* regs, void* task) {
     return;
   }
   StubState& st = g_stubs[index];
-  const okp_addr_t slot = arch::return_slot(regs);
-  st.frame = slot;
-  st.ret_addr = *reinterpret_cast<unsigned long*>(slot);  // this task's own stack
+  const okp_addr_t frame = arch::return_frame(regs);
+  st.frame = frame;
+  st.ret_addr = arch::return_address(regs);
   okp_kretprobe_instance* ri = st.instance;
   ri->rp = rp;
   ri->ret_addr = st.ret_addr;
-  ri->frame = slot;
+  ri->frame = frame;
   ri->task = task;
   st.task = task;
   if (rp->entry_handler && rp->entry_handler(ri, pt)) {
     pool->free.push(index);
     return;
   }
-  *reinterpret_cast<unsigned long*>(slot) = arch::return_stub_address(index);
+  arch::set_return_address(regs, arch::return_stub_address(index));
   // Published last: a reclaimer that sees kArmed also sees the slot armed.
   __atomic_store_n(&st.life, kArmed, __ATOMIC_RELEASE);
   note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
@@ -272,13 +268,11 @@ OKP_HIT_PATH bool StubStack::pop(u32* index) {
 
 bool is_return_entry(const okp_kprobe* kp) { return kp->pre_handler == return_entry; }
 
-// Functions a return probe must not be put on: they return in another task's context (the
-// context switch), or never return to their caller, so the frame's instance would be taken
-// and its handler never run (or run for the wrong task).
+// Functions a return probe must not be put on: they never return to their caller, so the
+// frame's instance would be taken and its handler never run. Each arch adds its own (the
+// context switch, which returns into another task; arch/<arch>).
 const char* return_probe_unsafe(const char* symbol) {
   static constexpr const char* kUnsafe[][2] = {
-      {"__switch_to", "it returns into the next task (context switch)"},
-      {"__switch_to_asm", "it returns into the next task (context switch)"},
       {"do_exit", "it never returns to its caller"},
       {"do_group_exit", "it never returns to its caller"},
       {"make_task_dead", "it never returns to its caller"},
@@ -286,7 +280,6 @@ const char* return_probe_unsafe(const char* symbol) {
       {"kthread_complete_and_exit", "it never returns to its caller"},
       {"panic", "it never returns to its caller"},
       {"__stack_chk_fail", "it never returns to its caller"},
-      {"rewind_stack_and_make_dead", "it never returns to its caller"},
       {"machine_power_off", "it never returns to its caller"},
       {"machine_halt", "it never returns to its caller"},
       {"machine_restart", "it never returns to its caller"},
@@ -295,6 +288,7 @@ const char* return_probe_unsafe(const char* symbol) {
   // symbol is "name+0xoff/0xsize": compare the name up to '+' or a '.' suffix.
   usize n = 0;
   while (symbol[n] && symbol[n] != '+' && symbol[n] != '.') ++n;
+  if (const char* why = arch::return_probe_unsafe_here(symbol, n)) return why;
   for (const auto& entry : kUnsafe) {
     const char* name = entry[0];
     usize i = 0;

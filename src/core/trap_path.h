@@ -28,7 +28,7 @@
 #include "core/error_or.h"
 #include "core/string.h"
 #include "core/utility.h"
-#include "probe_arch.h"
+#include "arch/arch_contract.h"
 
 namespace okp {
 
