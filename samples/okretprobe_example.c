@@ -21,6 +21,9 @@
 static char func[KSYM_NAME_LEN] = "kernel_clone";
 module_param_string(func, func, KSYM_NAME_LEN, 0444);
 MODULE_PARM_DESC(func, "Function to return-probe");
+static int maxactive = 20;
+module_param(maxactive, int, 0444);
+MODULE_PARM_DESC(maxactive, "Instances of func that may be running at once (default 20)");
 
 /* Per-instance data: the entry time. */
 struct my_data {
@@ -60,7 +63,6 @@ static struct okp_kretprobe my_kretprobe = {
 	.handler = ret_handler,
 	.entry_handler = entry_handler,
 	.data_size = sizeof(struct my_data),
-	.maxactive = 20,	/* up to 20 instances of func running at once */
 };
 
 static int __init okretprobe_example_init(void)
@@ -68,6 +70,7 @@ static int __init okretprobe_example_init(void)
 	int ret;
 
 	my_kretprobe.kp.symbol_name = func;
+	my_kretprobe.maxactive = maxactive;
 	ret = okp_register_kretprobe(&my_kretprobe);
 	if (ret < 0) {
 		pr_err("okp_register_kretprobe failed, returned %d: %s\n", ret,

@@ -8,6 +8,7 @@
 #include "arch/common/arch_types.h"
 #include "arch/x86/decoder.h"
 #include "arch/x86/insn_plan.h"
+#include "arch/x86/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/okp_seam.h"
 
@@ -89,9 +90,9 @@ inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_
   return BranchStep{d.length, target};
 }
 
-// Return probes (arch/x86/return_stubs.S): OKP_RET_STUBS stubs of 16 bytes each.
-constexpr u32 kReturnStubs = 4096;
-constexpr usize kReturnStubSize = 16;
+// Return probes (arch/x86/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
+constexpr u32 kReturnStubs = OKP_RET_STUBS;
+constexpr usize kReturnStubSize = OKP_RET_STUB_SIZE;
 }  // namespace okp::arch
 extern "C" const okp::u8 okp_return_stubs[];
 namespace okp::arch {

@@ -22,8 +22,7 @@
 #include <asm/segment.h>
 #include <asm/unwind_hints.h>
 
-#define OKP_RET_STUBS 4096
-#define OKP_RET_STUB_SIZE 16
+#include "return_stubs.h"
 #define OKP_PT_REGS_SIZE (21 * 8)
 
 	/* .kprobes.text: the kernel's kprobes refuse it (see core/hit_path.h). */

@@ -87,9 +87,7 @@ void Registry::exit() {
 }
 
 ProbeRecord* Registry::find_record(const okp_kprobe* kp) const {
-  for (ProbeRecord* r = registered_; r; r = r->next_registered)
-    if (r->kp == kp) return r;
-  return nullptr;
+  return records_.find(reinterpret_cast<okp_addr_t>(kp));
 }
 
 void Registry::recover_original(okp_addr_t start, u8* bytes, usize n) const {
@@ -100,6 +98,11 @@ void Registry::recover_original(okp_addr_t start, u8* bytes, usize n) const {
       if (a >= start && a < start + n) bytes[a - start] = s.original[i];
     }
   });
+}
+
+void Registry::record_refusal(const okp_kprobe* kp, int err) {
+  RegistryGuard guard;
+  note_refusal(kp, err);
 }
 
 void Registry::note_refusal(const okp_kprobe* kp, int err) {
@@ -211,9 +214,10 @@ ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_l
   ProbeRecord** tail = &site->probes;
   while (*tail) tail = &(*tail)->next_at_site;
   __atomic_store_n(tail, rec, __ATOMIC_RELEASE);
-  ProbeRecord** rtail = &registered_;
-  while (*rtail) rtail = &(*rtail)->next_registered;
-  *rtail = rec;
+  rec->prev_registered = registered_tail_;
+  (registered_tail_ ? registered_tail_->next_registered : registered_) = rec;
+  registered_tail_ = rec;
+  records_.insert(*rec);
 
   kp->okp_core = rec;
   kp->addr = reinterpret_cast<okp_kprobe_opcode_t*>(addr);
@@ -440,12 +444,9 @@ bool Registry::detach_probe(okp_kprobe* kp) {
       break;
     }
   }
-  for (ProbeRecord** pp = &registered_; *pp; pp = &(*pp)->next_registered) {
-    if (*pp == rec) {
-      *pp = rec->next_registered;
-      break;
-    }
-  }
+  (rec->prev_registered ? rec->prev_registered->next_registered : registered_) = rec->next_registered;
+  (rec->next_registered ? rec->next_registered->prev_registered : registered_tail_) = rec->prev_registered;
+  records_.remove(*rec);
   rec->emptied_site = site.probes == nullptr;
   if (rec->emptied_site) {
     disarm(site);

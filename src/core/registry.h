@@ -23,12 +23,16 @@ namespace okp {
 
 struct Site;
 
-// The core's record of one registered okp_kprobe.
-struct ProbeRecord {
+// The core's record of one registered okp_kprobe, found by the probe's address in
+// Registry::records_ (so registering or unregistering N probes is O(N), not O(N^2)).
+struct ProbeRecord : HashLinked<ProbeRecord> {
   okp_kprobe* kp = nullptr;
+  okp_addr_t hash_key() const { return reinterpret_cast<okp_addr_t>(kp); }
   Site* site = nullptr;
   ProbeRecord* next_at_site = nullptr;  // [hit] the aggregate's list, registration order
-  ProbeRecord* next_registered = nullptr;  // all records, registration order (debugfs)
+  // All records in registration order (debugfs, unload); registry lock.
+  ProbeRecord* next_registered = nullptr;
+  ProbeRecord* prev_registered = nullptr;
   bool emptied_site = false;  // detach_probe(): it was the site's last probe (registry lock)
 };
 
@@ -75,6 +79,9 @@ class Registry {
   void show_probes(void (*emit)(void*, const char*), void* ctx);
   void show_blacklist(void (*emit)(void*, const char*), void* ctx);
   void show_refused(void (*emit)(void*, const char*), void* ctx);
+  // A refusal made outside register_probe (return probes): kept for debugfs `refused` too.
+  // Takes the registry lock; kp may be nullptr.
+  void record_refusal(const okp_kprobe* kp, int err);
 
   // Reader side (trap path): lock-free.
   Site* find(okp_addr_t addr) const { return table_.find(addr); }
@@ -95,7 +102,9 @@ class Registry {
   void note_refusal(const okp_kprobe* kp, int err);
 
   AddressHashTable<Site, 9> table_;
-  ProbeRecord* registered_ = nullptr;  // registration order
+  AddressHashTable<ProbeRecord, 9> records_;  // by okp_kprobe address; registry lock
+  ProbeRecord* registered_ = nullptr;          // registration order; registry lock
+  ProbeRecord* registered_tail_ = nullptr;
   Blacklist blacklist_;
   SlotPool<arch::kSlotSize> slots_;
   // Boosted slots a preempted task may still be running: freed in batches after one

@@ -230,12 +230,15 @@ ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 nstubs) {
   return pool;
 }
 
+// Called without the registry lock. The refusal is logged and kept for debugfs `refused`,
+// as a probe's are.
 int refuse(okp_kretprobe* rp, Errno code, const char* reason) {
   if (rp) copy_string(rp->kp.okp_reason, OKP_REASON_MAX, reason);
   char line[OKP_REASON_MAX + 64];
   okp_seam_format(line, sizeof(line), "refused return probe: %s (%d)", reason,
                   to_kernel_errno(code));
   okp_seam_log(OKP_LOG_ERR, line);
+  registry().record_refusal(rp ? &rp->kp : nullptr, to_kernel_errno(code));
   return to_kernel_errno(code);
 }
 

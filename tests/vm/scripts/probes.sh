@@ -106,6 +106,12 @@ check "after the module is unloaded the return probe shows [GONE]" \
   grep -q '  r  okp_target_[a-z]*+0x0 \[okp_target\] \[GONE\].*reason="module okp_target was unloaded' $d/list
 check "a [GONE] return probe unregisters cleanly" rmmod okretprobe_example
 check "list is empty again" sh -c "[ ! -s $d/list ]"
+insmod /okp/okretprobe_example.ko func=do_exit 2>/dev/null
+check "a return probe on do_exit is refused: it never returns" \
+  grep -q '^do_exit+0x0	-22	no return probe on do_exit.*never returns' $d/refused
+insmod /okp/okretprobe_example.ko maxactive=5000 2>/dev/null
+check "a return probe refused before its entry is placed is in debugfs refused too" \
+  grep -q "^kernel_clone+0x0	-28	maxactive exceeds okprobes' return stubs" $d/refused
 
 # 4. The kernel's own kprobes beside okprobes.
 insmod /okp/okp_target.ko
