@@ -36,6 +36,11 @@ void okp_seam_registry_unlock(void)
 	mutex_unlock(&okp_registry_mutex);
 }
 
+void okp_seam_assert_registry_locked(void)
+{
+	lockdep_assert_held(&okp_registry_mutex);
+}
+
 void okp_seam_synchronize_rcu(void)
 {
 	/*

@@ -52,6 +52,9 @@ void okp_seam_format(char *buf, unsigned long len, const char *fmt, ...)
 /* The one registration lock: serialises every writer of the probe table (see core/registry). */
 void okp_seam_registry_lock(void);
 void okp_seam_registry_unlock(void);
+/* Proof for a member that demands the lock held: lockdep_assert_held() on kernels with lockdep
+ * (a splat names the caller), nothing otherwise. */
+void okp_seam_assert_registry_locked(void);
 /* Waits until no CPU is inside the trap path (RCU) / no task can still be preempted inside
  * a boosted slot (RCU-tasks; called after synchronize_rcu, so a no-op without preemption). */
 void okp_seam_synchronize_rcu(void);
@@ -95,6 +98,12 @@ void okp_seam_module_put(void *module);
  * -EBUSY when the text changed under us. */
 int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 			unsigned long len);
+/* Writes len bytes of live text that other CPUs may be executing, as one atomic change for
+ * them: on x86-64 int3-guarded (text_poke_bp: a CPU reaching the bytes mid-change traps and
+ * is sent on to the new bytes' end or the old instruction), for a jump over several
+ * instructions. expect as for okp_seam_patch_text. Per arch (src/kernel/arch/<arch>/). */
+int okp_seam_patch_text_live(okp_addr_t addr, const void *bytes, const void *expect,
+			     unsigned long len);
 /* The executable region slots live in (okprobes' own RX text, near the kernel). */
 okp_addr_t okp_seam_slot_area(unsigned long *size);
 
