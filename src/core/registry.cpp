@@ -13,14 +13,8 @@ constinit Registry g_registry;
 
 namespace {
 
-// RAII holder of the registry lock, as Zircon's Guard<Mutex>.
-class [[nodiscard]] RegistryGuard {
- public:
-  RegistryGuard() { okp_seam_registry_lock(); }
-  ~RegistryGuard() { okp_seam_registry_unlock(); }
-  RegistryGuard(const RegistryGuard&) = delete;
-  RegistryGuard& operator=(const RegistryGuard&) = delete;
-};
+// The proof a lock-demanding member checks (Locked is only made from a live guard).
+void assert_locked(Locked) { okp_seam_assert_registry_locked(); }
 
 bool disabled(const okp_kprobe* kp) {
   return __atomic_load_n(&kp->flags, __ATOMIC_RELAXED) & OKP_KPROBE_FLAG_DISABLED;
@@ -56,37 +50,44 @@ ErrorOr<void> Registry::init() {
   return {};
 }
 
-okp_addr_t Registry::allocate_slot() {
-  okp_addr_t slot = slots_.allocate();
-  if (!slot && dirty_count_) {
-    collect_dirty_slots();
-    slot = slots_.allocate();
+void Registry::collect_retired_slots() {
+  usize sealed;
+  {
+    RegistryGuard guard;
+    sealed = slots_.seal_retired();
   }
-  return slot;
-}
-
-void Registry::collect_dirty_slots() {
-  if (!dirty_count_) return;
-  okp_seam_synchronize_tasks();
-  for (usize i = 0; i < dirty_count_; ++i) slots_.release(dirty_slots_[i]);
-  dirty_count_ = 0;
+  if (!sealed) return;
+  okp_seam_synchronize_tasks();  // unlocked: it can take seconds
+  RegistryGuard guard;
+  slots_.free_sealed();
 }
 
 void Registry::exit() {
   // Clients hold references to okprobes while they have probes, so nothing is registered
   // here; anything left is a client bug we clean up after rather than leave armed.
-  RegistryGuard guard;
-  settings().armed_observer = nullptr;
-  while (registered_) {
-    ProbeRecord* rec = registered_;
-    okp_seam_log(OKP_LOG_WARNING, "a probe was still registered at unload: removing it");
-    unregister_probe(rec->kp);
+  {
+    RegistryGuard guard;
+    settings().armed_observer = nullptr;
   }
-  collect_dirty_slots();  // the slot area is freed with okprobes' text
+  for (;;) {
+    okp_kprobe* kp;
+    {
+      RegistryGuard guard;
+      if (!registered_) break;
+      kp = registered_->kp;
+    }
+    okp_seam_log(OKP_LOG_WARNING, "a probe was still registered at unload: removing it");
+    unregister_probes(&kp, 1);
+  }
+  // The slot area is freed with okprobes' text: nobody may still run a boosted slot.
+  okp_seam_flush_slot_collection();
+  collect_retired_slots();
+  RegistryGuard guard;
   blacklist_.clear();
 }
 
-ProbeRecord* Registry::find_record(const okp_kprobe* kp) const {
+ProbeRecord* Registry::find_record(Locked lock, const okp_kprobe* kp) const {
+  assert_locked(lock);
   return records_.find(reinterpret_cast<okp_addr_t>(kp));
 }
 
@@ -102,10 +103,11 @@ void Registry::recover_original(okp_addr_t start, u8* bytes, usize n) const {
 
 void Registry::record_refusal(const okp_kprobe* kp, int err) {
   RegistryGuard guard;
-  note_refusal(kp, err);
+  note_refusal(guard, kp, err);
 }
 
-void Registry::note_refusal(const okp_kprobe* kp, int err) {
+void Registry::note_refusal(Locked lock, const okp_kprobe* kp, int err) {
+  assert_locked(lock);
   Refusal& r = refusals_[next_refusal_++ % kRefusals];
   r.err = err;
   if (kp) describe(kp, r.what, sizeof(r.what)); else copy_string(r.what, sizeof(r.what), "NULL");
@@ -116,34 +118,66 @@ int Registry::register_probe(okp_kprobe* kp, bool return_probe) {
   if (!kp) {
     okp_seam_log(OKP_LOG_ERR, "register: NULL probe (-EINVAL)");
     RegistryGuard guard;
-    note_refusal(nullptr, to_kernel_errno(Errno::kInval));
+    note_refusal(guard, nullptr, to_kernel_errno(Errno::kInval));
     return to_kernel_errno(Errno::kInval);
   }
-  RegistryGuard guard;
+  // Every slot taken, some only until a tasks-RCU grace period passes: let the collection
+  // worker finish first (it needs the lock, so not while we hold it).
+  bool flush;
+  {
+    RegistryGuard guard;
+    flush = slots_.in_use() + 2 > slots_.capacity() && slots_.waiting();
+  }
+  if (flush) okp_seam_flush_slot_collection();
+  okp_kprobe* rollback = nullptr;
+  int err;
+  {
+    RegistryGuard guard;
+    err = register_probe_locked(guard, kp, return_probe, &rollback);
+  }
+  if (rollback) {
+    okp_seam_synchronize_rcu();
+    RegistryGuard guard;
+    finish_unregister(guard, &rollback, 1);
+  }
+  return err;
+}
+
+int Registry::register_probe_locked(Locked lock, okp_kprobe* kp, bool return_probe,
+                                    okp_kprobe** rollback) {
+  assert_locked(lock);
   char reason[OKP_REASON_MAX];
   reason[0] = '\0';
-  auto result = do_register(kp, reason, sizeof(reason), return_probe);
+  bool detached = false;
+  auto result = do_register(lock, kp, reason, sizeof(reason), return_probe, &detached);
+  if (detached) *rollback = kp;
+  return finish_registration(lock, kp, result, reason);
+}
+
+// Logs and keeps a refusal; 0 when result is a success.
+int Registry::finish_registration(Locked lock, okp_kprobe* kp, ErrorOr<void>& result,
+                                  char* reason) {
   if (!result.is_error()) return 0;
   if (result.error().code() == Errno::kExist) return result.error().kernel_errno();  // keep it
-  if (!reason[0]) copy_string(reason, sizeof(reason), result.error().reason());
+  if (!reason[0]) copy_string(reason, OKP_REASON_MAX, result.error().reason());
   set_reason(kp, reason);
   char what[64], line[OKP_REASON_MAX + 96];
   describe(kp, what, sizeof(what));
   okp_seam_format(line, sizeof(line), "refused probe at %s: %s (%d)", what, reason,
                   result.error().kernel_errno());
   okp_seam_log(OKP_LOG_ERR, line);
-  note_refusal(kp, result.error().kernel_errno());
+  note_refusal(lock, kp, result.error().kernel_errno());
   return result.error().kernel_errno();
 }
 
-ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_len,
-                                    bool return_probe) {
-  if (find_record(kp)) {
+ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, char* reason, usize reason_len,
+                                    bool return_probe, bool* rollback) {
+  if (find_record(lock, kp)) {
     char what[64], line[128];
     describe(kp, what, sizeof(what));
     okp_seam_format(line, sizeof(line), "refused probe at %s: this okp_kprobe is already registered (-EEXIST)", what);
     okp_seam_log(OKP_LOG_ERR, line);
-    note_refusal(kp, to_kernel_errno(Errno::kExist));
+    note_refusal(lock, kp, to_kernel_errno(Errno::kExist));
     return Error(Errno::kExist, "already registered");
   }
   // A struct reused after unregister starts clean.
@@ -191,22 +225,25 @@ ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_l
     return Error(Errno::kInval, "blacklisted");
   }
 
+  // The record first: nothing is published before every allocation succeeded.
+  auto* rec = make<ProbeRecord>(Gfp::kKernel);
+  if (!rec) return Error(Errno::kNoMem, "out of memory");
   Site* site = table_.find(addr);
   if (site) {
     if (site->ftrace && site->ipmodify != !!(kp->flags & OKP_KPROBE_FLAG_IPMODIFY)) {
       okp_seam_format(reason, reason_len,
                       "the ftrace site is already probed %s IPMODIFY; register with the same "
                       "OKP_KPROBE_FLAG_IPMODIFY", site->ipmodify ? "with" : "without");
+      destroy(rec);
       return Error(Errno::kBusy, "ftrace IPMODIFY mismatch");
     }
   } else {
-    site = OKP_TRY(create_site(addr, info, kp, reason, reason_len));
-  }
-
-  auto* rec = make<ProbeRecord>(Gfp::kKernel);
-  if (!rec) {
-    if (!site->probes) release_site(*site, true);
-    return Error(Errno::kNoMem, "out of memory");
+    auto created = create_site(lock, addr, info, kp, reason, reason_len);
+    if (created.is_error()) {
+      destroy(rec);
+      return created.release_error();
+    }
+    site = created.value();
   }
   rec->kp = kp;
   rec->site = site;
@@ -222,7 +259,7 @@ ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_l
   kp->okp_core = rec;
   kp->addr = reinterpret_cast<okp_kprobe_opcode_t*>(addr);
   if (site->ftrace) kp->flags |= OKP_KPROBE_FLAG_FTRACE;
-  update_site(*site);
+  update_site(lock, *site);
   if (site->armed || disabled(kp) || !settings().armed()) {
     if (!site->ftrace && arch::needs_slot(site->plan) && arch::boostable(site->plan) && kp->post_handler)
       set_reason(kp, "not boosted: a post_handler needs the trap after the instruction");
@@ -231,14 +268,15 @@ ErrorOr<void> Registry::do_register(okp_kprobe* kp, char* reason, usize reason_l
                       arch::mnemonic(site->plan));
     return {};
   }
-  // Arming failed: undo.
+  // Arming failed: detach now; the caller frees after a grace period, unlocked.
   okp_seam_format(reason, reason_len, "could not patch the text at %#lx", addr);
-  unregister_probe(kp);  // the member expects the lock held, as here
+  *rollback = detach_probes(lock, &kp, 1);
   return Error(Errno::kBusy, "arming failed");
 }
 
-ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp,
-                                     char* reason, usize reason_len) {
+ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_text_info& info,
+                                     okp_kprobe* kp, char* reason, usize reason_len) {
+  assert_locked(lock);
   auto* site = make<Site>(Gfp::kKernel);
   if (!site) return Error(Errno::kNoMem, "out of memory");
   site->addr = addr;
@@ -264,7 +302,7 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
     return site;
   }
 
-  site->step_slot = allocate_slot();
+  site->step_slot = slots_.allocate();
   if (!site->step_slot) {
     destroy(site);
     okp_seam_format(reason, reason_len, "all %lu out-of-line slots are in use",
@@ -274,14 +312,14 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
   auto plan = arch::check_and_plan(addr, info.func_start, info.func_size, site->step_slot,
                                    recover_trampoline, reason, reason_len);
   if (plan.is_error()) {
-    release_site(*site, false);
+    release_site(lock, *site);
     return plan.release_error();
   }
   site->plan = plan.release_value();
   usize len = arch::insn_length(site->plan);
   if (const char* owner = okp_seam_text_owner(addr, len)) {
     okp_seam_format(reason, reason_len, "the instruction at %#lx is owned by: %s", addr, owner);
-    release_site(*site, false);
+    release_site(lock, *site);
     return Error(Errno::kBusy, "another patching user owns the text");
   }
   if (const BlacklistEntry* b = blacklist_.find(addr, len)) {
@@ -289,12 +327,12 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
     Blacklist::describe(*b, origin, sizeof(origin));
     okp_seam_format(reason, reason_len, "the instruction at %#lx overlaps blacklisted %s [%s]",
                     addr, b->symbol, origin);
-    release_site(*site, false);
+    release_site(lock, *site);
     return Error(Errno::kInval, "blacklisted");
   }
   site->breakpoint_size = arch::breakpoint_of(site->plan).size;
   if (okp_seam_read_nofault(site->original, addr, site->breakpoint_size)) {
-    release_site(*site, false);
+    release_site(lock, *site);
     return Error(Errno::kFault, "unreadable text");
   }
   if (!arch::needs_slot(site->plan)) {
@@ -308,7 +346,7 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
     arch::build_slot(site->plan, addr, original, site->step_slot, false, image);
     int err = okp_seam_patch_text(site->step_slot, image, nullptr, sizeof(image));
     if (!err && arch::boostable(site->plan)) {
-      site->boost_slot = allocate_slot();
+      site->boost_slot = slots_.allocate();
       if (site->boost_slot) {
         // The displacement fix-up is per slot; check the second slot is in reach too.
         auto again = arch::check_and_plan(addr, info.func_start, info.func_size, site->boost_slot,
@@ -324,7 +362,7 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
       }
     }
     if (err) {
-      release_site(*site, false);
+      release_site(lock, *site);
       return Error(Errno::kFault, "cannot write the out-of-line slot");
     }
   }
@@ -332,7 +370,8 @@ ErrorOr<Site*> Registry::create_site(okp_addr_t addr, const okp_text_info& info,
   return site;
 }
 
-ErrorOr<void> Registry::arm(Site& site) {
+ErrorOr<void> Registry::arm(Locked lock, Site& site) {
+  assert_locked(lock);
   if (site.armed || site.gone) return {};
   if (site.module && okp_seam_module_get(site.module))
     return Error(Errno::kNoEnt, "module is going away");
@@ -345,7 +384,8 @@ ErrorOr<void> Registry::arm(Site& site) {
   return {};
 }
 
-void Registry::disarm(Site& site) {
+void Registry::disarm(Locked lock, Site& site) {
+  assert_locked(lock);
   if (!site.armed || site.gone) return;
   // Hold the module while patching its text, or it may be freed under us.
   if (site.module && okp_seam_module_get(site.module)) {
@@ -361,7 +401,8 @@ void Registry::disarm(Site& site) {
   site.armed = false;
 }
 
-void Registry::update_site(Site& site) {
+void Registry::update_site(Locked lock, Site& site) {
+  assert_locked(lock);
   bool any_enabled = false, any_post = false;
   for (ProbeRecord* r = site.probes; r; r = r->next_at_site) {
     if (!disabled(r->kp)) any_enabled = true;
@@ -370,7 +411,7 @@ void Registry::update_site(Site& site) {
   __atomic_store_n(&site.boost, site.boost_slot && !any_post, __ATOMIC_RELEASE);
   bool want = any_enabled && settings().armed() && !site.gone;
   if (want && !site.armed) {
-    auto r = arm(site);
+    auto r = arm(lock, site);
     if (r.is_error()) {
       char line[160];
       okp_seam_format(line, sizeof(line), "cannot arm the probe at %s+%#lx: %s", site.symbol,
@@ -378,27 +419,40 @@ void Registry::update_site(Site& site) {
       okp_seam_log(OKP_LOG_ERR, line);
     }
   } else if (!want && site.armed) {
-    disarm(site);
+    disarm(lock, site);
   }
 }
 
-void Registry::release_site(Site& site, bool wait) {
-  if (wait) okp_seam_synchronize_rcu();
+void Registry::release_site(Locked lock, Site& site) {
+  assert_locked(lock);
   slots_.release(site.step_slot);
   if (site.boost_slot) {
-    if (dirty_count_ == kMaxDirty) collect_dirty_slots();
-    dirty_slots_[dirty_count_++] = site.boost_slot;
+    slots_.retire(site.boost_slot);
+    okp_seam_defer_slot_collection();
   }
   destroy(&site);
 }
 
-void Registry::unregister_probe(okp_kprobe* kp) { unregister_probes(&kp, 1); }
-
 void Registry::unregister_probes(okp_kprobe* const* kps, int num) {
+  bool wait;
+  {
+    RegistryGuard guard;
+    wait = detach_probes(guard, kps, num);
+  }
+  if (!wait) return;
+  // No CPU may still be running these probes' handlers when the caller frees them, nor be
+  // stepping their sites' slots (that runs with interrupts off: an RCU reader too).
+  okp_seam_synchronize_rcu();
+  RegistryGuard guard;
+  finish_unregister(guard, kps, num);
+}
+
+bool Registry::detach_probes(Locked lock, okp_kprobe* const* kps, int num) {
+  assert_locked(lock);
   bool any = false;
   for (int i = 0; i < num; ++i) {
     if (!kps[i]) continue;
-    if (detach_probe(kps[i])) {
+    if (detach_probe(lock, kps[i])) {
       any = true;
       continue;
     }
@@ -408,27 +462,28 @@ void Registry::unregister_probes(okp_kprobe* const* kps, int num) {
     for (int j = 0; j < i && !repeated; ++j) repeated = kps[j] == kps[i];
     if (!repeated) kps[i]->okp_core = nullptr;
   }
-  if (!any) return;
-  // No CPU may still be running these probes' handlers when the caller frees them, nor be
-  // stepping their sites' slots (that runs with interrupts off: an RCU reader too).
-  okp_seam_synchronize_rcu();
+  return any;
+}
+
+void Registry::finish_unregister(Locked lock, okp_kprobe* const* kps, int num) {
+  assert_locked(lock);
   for (int i = 0; i < num; ++i) {
     okp_kprobe* kp = kps[i];
-    // Detached above: the record hangs on kp and nothing else (kps the loop above did not
-    // detach have no record).
+    // Detached: the record hangs on kp and nothing else (kps detach_probes did not detach
+    // have no record).
     ProbeRecord* rec = kp ? static_cast<ProbeRecord*>(kp->okp_core) : nullptr;
     if (!rec) continue;
-    if (rec->emptied_site) release_site(*rec->site, false);  // its boosted slot waits in dirty_slots_
+    if (rec->emptied_site) release_site(lock, *rec->site);
     destroy(rec);
     kp->okp_core = nullptr;
   }
 }
 
 // Unlinks kp from its site and from the registered list and disarms the site if kp was its
-// last probe; the record is freed by unregister_probes() after the grace period. False if
+// last probe; the record is freed by finish_unregister() after the grace period. False if
 // kp is not registered (said in the log).
-bool Registry::detach_probe(okp_kprobe* kp) {
-  ProbeRecord* rec = find_record(kp);
+bool Registry::detach_probe(Locked lock, okp_kprobe* kp) {
+  ProbeRecord* rec = find_record(lock, kp);
   if (!rec) {
     char what[64], line[128];
     describe(kp, what, sizeof(what));
@@ -449,67 +504,72 @@ bool Registry::detach_probe(okp_kprobe* kp) {
   records_.remove(*rec);
   rec->emptied_site = site.probes == nullptr;
   if (rec->emptied_site) {
-    disarm(site);
+    disarm(lock, site);
     if (!site.gone) table_.remove(site);
   } else {
-    update_site(site);
+    update_site(lock, site);
   }
   return true;
 }
 
-int Registry::set_probe_disabled(okp_kprobe* kp, bool off) {
-  ProbeRecord* rec = kp ? find_record(kp) : nullptr;
+int Registry::set_probe_disabled(Locked lock, okp_kprobe* kp, bool off) {
+  ProbeRecord* rec = kp ? find_record(lock, kp) : nullptr;
   if (!rec) return to_kernel_errno(Errno::kInval);
   if (kp->flags & OKP_KPROBE_FLAG_GONE) return to_kernel_errno(Errno::kInval);
   set_flag(kp, OKP_KPROBE_FLAG_DISABLED, off);
-  update_site(*rec->site);
+  update_site(lock, *rec->site);
   if (!off && !rec->site->armed && settings().armed()) return to_kernel_errno(Errno::kBusy);
   return 0;
 }
 
 void Registry::set_armed(bool) {
   RegistryGuard guard;
-  table_.for_each([&](Site& s) { update_site(s); });
+  table_.for_each([&](Site& s) { update_site(guard, s); });
 }
 
 void Registry::module_going(const void* module) {
-  RegistryGuard guard;
   bool any = false;
-  for (ProbeRecord* r = registered_; r; r = r->next_registered) {
-    Site& s = *r->site;
-    if (s.module != module || s.gone) continue;
-    // The text is about to be freed: forget it without patching it back. An ftrace site is
-    // ftrace's record, still valid now: drop it from our filter so our ops holds no stale ip.
-    if (s.ftrace && s.armed) okp_seam_ftrace_disarm(s.addr, s.ipmodify);
-    s.gone = true;
-    s.armed = false;
-    table_.remove(s);
-    any = true;
-  }
-  for (ProbeRecord* r = registered_; r; r = r->next_registered) {
-    if (r->site->module != module) continue;
-    r->kp->flags |= OKP_KPROBE_FLAG_GONE;
-    okp_seam_format(r->kp->okp_reason, OKP_REASON_MAX, "module %s was unloaded: the probe is inert",
-                    r->site->module_name);
-  }
-  if (any) okp_seam_synchronize_rcu();
-}
-
-void Registry::module_live(const void* module) {
-  RegistryGuard guard;
-  bool any = false;
-  for (ProbeRecord* r = registered_; r; r = r->next_registered) {
-    Site& s = *r->site;
-    if (s.module != module || !s.init_text) continue;
-    if (!s.gone) {
+  {
+    RegistryGuard guard;
+    for (ProbeRecord* r = registered_; r; r = r->next_registered) {
+      Site& s = *r->site;
+      if (s.module != module || s.gone) continue;
+      // The text is about to be freed: forget it without patching it back. An ftrace site is
+      // ftrace's record, still valid now: drop it from our filter so our ops holds no stale ip.
+      if (s.ftrace && s.armed) okp_seam_ftrace_disarm(s.addr, s.ipmodify);
       s.gone = true;
       s.armed = false;
       table_.remove(s);
       any = true;
     }
-    r->kp->flags |= OKP_KPROBE_FLAG_GONE;
-    okp_seam_format(r->kp->okp_reason, OKP_REASON_MAX,
-                    "module %s finished init: its __init text is freed", s.module_name);
+    for (ProbeRecord* r = registered_; r; r = r->next_registered) {
+      if (r->site->module != module) continue;
+      r->kp->flags |= OKP_KPROBE_FLAG_GONE;
+      okp_seam_format(r->kp->okp_reason, OKP_REASON_MAX,
+                      "module %s was unloaded: the probe is inert", r->site->module_name);
+    }
+  }
+  // No CPU is still in a handler of a probe on the going text when this returns (unlocked).
+  if (any) okp_seam_synchronize_rcu();
+}
+
+void Registry::module_live(const void* module) {
+  bool any = false;
+  {
+    RegistryGuard guard;
+    for (ProbeRecord* r = registered_; r; r = r->next_registered) {
+      Site& s = *r->site;
+      if (s.module != module || !s.init_text) continue;
+      if (!s.gone) {
+        s.gone = true;
+        s.armed = false;
+        table_.remove(s);
+        any = true;
+      }
+      r->kp->flags |= OKP_KPROBE_FLAG_GONE;
+      okp_seam_format(r->kp->okp_reason, OKP_REASON_MAX,
+                      "module %s finished init: its __init text is freed", s.module_name);
+    }
   }
   if (any) okp_seam_synchronize_rcu();
 }
@@ -587,23 +647,19 @@ using okp::registry;
 extern "C" int okp_core_register_kprobe(struct okp_kprobe* kp) { return registry().register_probe(kp); }
 
 extern "C" void okp_core_unregister_kprobe(struct okp_kprobe* kp) {
-  okp_seam_registry_lock();
-  registry().unregister_probe(kp);
-  okp_seam_registry_unlock();
+  registry().unregister_probes(&kp, 1);
 }
 
 extern "C" void okp_core_unregister_kprobes(struct okp_kprobe** kps, int num) {
-  okp_seam_registry_lock();
   registry().unregister_probes(kps, num);
-  okp_seam_registry_unlock();
 }
 
 extern "C" int okp_core_set_kprobe_disabled(struct okp_kprobe* kp, int off) {
-  okp_seam_registry_lock();
-  int r = registry().set_probe_disabled(kp, off);
-  okp_seam_registry_unlock();
-  return r;
+  okp::RegistryGuard guard;
+  return registry().set_probe_disabled(guard, kp, off);
 }
+
+extern "C" void okp_core_collect_slots(void) { registry().collect_retired_slots(); }
 
 extern "C" int okp_core_blacklist_add(okp_addr_t start, okp_addr_t end, const char* symbol,
                                       const char* source, const void* owner) {

@@ -58,18 +58,39 @@ struct Site : HashLinked<Site> {
   okp_addr_t offset = 0;           // from the symbol's start
 };
 
+// The registry lock, held for a scope (as Zircon's Guard<Mutex>), and the proof of holding
+// it: a member that demands the lock takes a `Locked` (only a live guard can be passed) and
+// asserts it through the seam (lockdep_assert_held where lockdep is on).
+class [[nodiscard]] RegistryGuard {
+ public:
+  RegistryGuard() { okp_seam_registry_lock(); }
+  ~RegistryGuard() { okp_seam_registry_unlock(); }
+  RegistryGuard(const RegistryGuard&) = delete;
+  RegistryGuard& operator=(const RegistryGuard&) = delete;
+};
+using Locked = const RegistryGuard&;
+
 class Registry {
  public:
   ErrorOr<void> init();
   void exit();
 
-  // Writer side (process context, takes the registry lock itself).
+  // --- Writer side: process context. No member waits for a grace period while the lock is
+  // held: the ones that take the lock themselves drop it to wait (the kernel's _top/_bottom
+  // split of unregister: detach under the lock, wait unlocked, free under the lock again).
   // return_probe: kp is a return probe's entry (must be a function entry, not an unsafe one).
   int register_probe(okp_kprobe* kp, bool return_probe = false);
-  // The caller holds the registry lock; one RCU grace period for all num probes.
-  void unregister_probe(okp_kprobe* kp);
+  // The same, for a caller that holds the lock and must stay atomic (a return probe's pool and
+  // entry are published together). A failure leaves detached records in *rollback for
+  // finish_unregister after the caller waited for a grace period (0 or 1 of them).
+  int register_probe_locked(Locked, okp_kprobe* kp, bool return_probe, okp_kprobe** rollback);
+  // One RCU grace period for all num probes.
   void unregister_probes(okp_kprobe* const* kps, int num);
-  int set_probe_disabled(okp_kprobe* kp, bool disabled);
+  // The three steps, for callers that combine them with their own (return probes): detach
+  // returns true when a grace period must pass before finish_unregister.
+  bool detach_probes(Locked, okp_kprobe* const* kps, int num);
+  void finish_unregister(Locked, okp_kprobe* const* kps, int num);
+  int set_probe_disabled(Locked, okp_kprobe* kp, bool disabled);
   void set_armed(bool armed);
   void module_going(const void* module);
   void module_live(const void* module);
@@ -82,38 +103,43 @@ class Registry {
   // A refusal made outside register_probe (return probes): kept for debugfs `refused` too.
   // Takes the registry lock; kp may be nullptr.
   void record_refusal(const okp_kprobe* kp, int err);
+  // Boosted slots retired since the last call become free after one tasks-RCU grace period,
+  // waited for unlocked. Run by the glue's worker (okp_seam_defer_slot_collection), one at a
+  // time, never from a registration.
+  void collect_retired_slots();
 
   // Reader side (trap path): lock-free.
   Site* find(okp_addr_t addr) const { return table_.find(addr); }
 
-  // Writer side helper for the arch decoder: undo okprobes' own breakpoints in a copy of text.
+  // Writer side helper for the arch decoder (registry lock held): undo okprobes' own
+  // breakpoints in a copy of text.
   void recover_original(okp_addr_t start, u8* bytes, usize n) const;
 
  private:
-  ErrorOr<void> do_register(okp_kprobe* kp, char* reason, usize reason_len, bool return_probe);
-  ErrorOr<Site*> create_site(okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp,
+  ErrorOr<void> do_register(Locked, okp_kprobe* kp, char* reason, usize reason_len,
+                            bool return_probe, bool* rollback);
+  ErrorOr<Site*> create_site(Locked, okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp,
                              char* reason, usize reason_len);
-  ErrorOr<void> arm(Site& site);
-  void disarm(Site& site);
-  void update_site(Site& site);  // re-derive boost and armed from the probes there
-  void release_site(Site& site, bool wait);
-  ProbeRecord* find_record(const okp_kprobe* kp) const;
-  bool detach_probe(okp_kprobe* kp);
-  void note_refusal(const okp_kprobe* kp, int err);
+  ErrorOr<void> arm(Locked, Site& site);
+  void disarm(Locked, Site& site);
+  void update_site(Locked, Site& site);  // re-derive boost and armed from the probes there
+  // The site is out of the table and no CPU can be in it (a grace period passed, or it was
+  // never armed): its step slot is free again, its boosted slot retired.
+  void release_site(Locked, Site& site);
+  ProbeRecord* find_record(Locked, const okp_kprobe* kp) const;
+  bool detach_probe(Locked, okp_kprobe* kp);
+  void note_refusal(Locked, const okp_kprobe* kp, int err);
+  int finish_registration(Locked, okp_kprobe* kp, ErrorOr<void>& result, char* reason);
 
   AddressHashTable<Site, 9> table_;
   AddressHashTable<ProbeRecord, 9> records_;  // by okp_kprobe address; registry lock
   ProbeRecord* registered_ = nullptr;          // registration order; registry lock
   ProbeRecord* registered_tail_ = nullptr;
   Blacklist blacklist_;
+  // Step slots are free again after an RCU grace period (a step runs with interrupts off);
+  // boosted slots, which a preempted task may still be running, are retired and freed by
+  // collect_retired_slots() after an RCU-tasks grace period (which can take seconds).
   SlotPool<arch::kSlotSize> slots_;
-  // Boosted slots a preempted task may still be running: freed in batches after one
-  // RCU-tasks grace period (which can take seconds), when the pool runs dry or at exit.
-  okp_addr_t allocate_slot();
-  void collect_dirty_slots();
-  static constexpr usize kMaxDirty = 256;
-  okp_addr_t dirty_slots_[kMaxDirty] = {};
-  usize dirty_count_ = 0;
 
   // The last refusals, for debugfs `refused` (the probe struct may be gone by then).
   static constexpr usize kRefusals = 16;

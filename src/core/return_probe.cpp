@@ -116,7 +116,7 @@ void reclaim_if_owned_by(u32 index, const void* task) {
     give_back_reclaimed(index, was);
 }
 
-OKP_HIT_PATH u32 reclaim_pool(ReturnPool* pool) {
+u32 reclaim_pool(ReturnPool* pool) {
   u32 n = 0;
   for (u32 k = 0; k < pool->nstubs; ++k) {
     const u32 index = pool->stub_index[k];
@@ -143,7 +143,10 @@ OKP_HIT_PATH void arm_return(okp_kprobe* kp, okp_regs* regs, void* task) {
   if (!pool) return;
   auto* pt = reinterpret_cast<pt_regs*>(regs);
   u32 index = 0;
-  if (!pool->free.pop(&index) && (!reclaim_pool(pool) || !pool->free.pop(&index))) {
+  // An empty pool is a miss, as in the kernel's kretprobes: no reclaim scan here (it would
+  // walk the pool on every miss, in the trap). Frames that will never return are reclaimed
+  // when their task is freed and at unregister.
+  if (!pool->free.pop(&index)) {
     count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
     return;
   }
@@ -240,6 +243,52 @@ int refuse(okp_kretprobe* rp, Errno code, const char* reason) {
   okp_seam_log(OKP_LOG_ERR, line);
   registry().record_refusal(rp ? &rp->kp : nullptr, to_kernel_errno(code));
   return to_kernel_errno(code);
+}
+
+// Gives pool `want` stubs from the global stack (registry lock held); -ENOSPC, with none
+// taken, when there are not enough.
+int take_stubs(ReturnPool* pool, u32 want) {
+  u32 got = 0;
+  for (; got < want; ++got) {
+    u32 index;
+    if (!stub_take_global(&index)) {
+      reclaim_detached();
+      if (!stub_take_global(&index)) break;
+    }
+    pool->stub_index[got] = index;
+    StubState& st = g_stubs[index];
+    st.instance = reinterpret_cast<okp_kretprobe_instance*>(pool->instances + got * pool->instance_size);
+    st.life = kFree;
+    st.pool = pool;
+  }
+  if (got < want) {
+    release_stubs(pool, got);
+    return to_kernel_errno(Errno::kNoSpc);
+  }
+  for (u32 k = want; k > 0; --k) pool->free.push(pool->stub_index[k - 1]);
+  return 0;
+}
+
+// Publishes the pool and registers the entry probe (registry lock held). On failure the pool
+// is unlinked and its stubs returned; the caller waits a grace period, then frees it (and
+// finishes *rollback's unregister).
+int publish(Locked lock, okp_kretprobe* rp, ReturnPool* pool, okp_kprobe** rollback) {
+  pool->next = g_pools;
+  __atomic_store_n(&g_pools, pool, __ATOMIC_RELEASE);
+  rp->nmissed = 0;
+  rp->peak = 0;
+  rp->nreclaimed = 0;
+  for (auto& m : rp->nmissed_by) m = 0;
+  rp->kp.pre_handler = return_entry;
+  rp->kp.post_handler = nullptr;
+  __atomic_store_n(&rp->okp_pool, pool, __ATOMIC_RELEASE);
+  const int err = registry().register_probe_locked(lock, &rp->kp, /*return_probe=*/true, rollback);
+  if (err) {
+    __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
+    unlink_pool(pool);
+    release_stubs(pool, pool->nstubs);
+  }
+  return err;
 }
 
 }  // namespace
@@ -370,70 +419,48 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
   if (want > arch::kReturnStubs)
     return refuse(rp, Errno::kNoSpc, "maxactive exceeds okprobes' return stubs (4096)");
 
-  okp_seam_registry_lock();
-  init_stubs();
-  auto made = make_pool(rp, want);
-  if (made.is_error()) {
-    okp_seam_registry_unlock();
-    return refuse(rp, made.error().code(), made.error().reason());
-  }
-  ReturnPool* pool = made.value();
-  u32 got = 0;
-  for (; got < want; ++got) {
-    u32 index;
-    if (!stub_take_global(&index)) {
-      reclaim_detached();
-      if (!stub_take_global(&index)) break;
+  // The pool, its stubs and the entry probe are published together under the lock.
+  ReturnPool* pool = nullptr;
+  okp_kprobe* rollback = nullptr;
+  const char* own_refusal = nullptr;  // refused here, not by the entry's registration
+  int err;
+  {
+    RegistryGuard guard;
+    init_stubs();
+    auto made = make_pool(rp, want);
+    if (made.is_error()) {
+      err = made.error().kernel_errno();
+      own_refusal = made.error().reason();
+    } else {
+      pool = made.value();
+      err = take_stubs(pool, want);
+      if (err) own_refusal = "not enough free return stubs for maxactive";
+      else err = publish(guard, rp, pool, &rollback);
     }
-    pool->stub_index[got] = index;
-    StubState& st = g_stubs[index];
-    st.instance = reinterpret_cast<okp_kretprobe_instance*>(pool->instances + got * pool->instance_size);
-    st.life = kFree;
-    st.pool = pool;
   }
-  if (got < want) {
-    release_stubs(pool, got);
-    okp_seam_free(pool);
-    okp_seam_registry_unlock();
-    return refuse(rp, Errno::kNoSpc, "not enough free return stubs for maxactive");
-  }
-  for (u32 k = want; k > 0; --k) pool->free.push(pool->stub_index[k - 1]);
-  pool->next = g_pools;
-  __atomic_store_n(&g_pools, pool, __ATOMIC_RELEASE);
-  okp_seam_registry_unlock();
-
-  rp->nmissed = 0;
-  rp->peak = 0;
-  rp->nreclaimed = 0;
-  for (auto& m : rp->nmissed_by) m = 0;
-  rp->kp.pre_handler = return_entry;
-  rp->kp.post_handler = nullptr;
-  __atomic_store_n(&rp->okp_pool, pool, __ATOMIC_RELEASE);
-  const int err = registry().register_probe(&rp->kp, /*return_probe=*/true);
-  if (err) {
-    __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
-    okp_seam_registry_lock();
-    unlink_pool(pool);
-    release_stubs(pool, want);
-    okp_seam_registry_unlock();
+  if (!err) return 0;
+  if (pool) {
     // A task-free scan may still walk the unlinked pool (its stubs are all free: it does
-    // nothing with them, but it reads them).
+    // nothing with them, but it reads them); a refused entry's record waits too.
     okp_seam_synchronize_rcu();
+    RegistryGuard guard;
+    if (rollback) registry().finish_unregister(guard, &rollback, 1);
     okp_seam_free(pool);
   }
-  return err;
+  // The entry's own refusals were logged and kept by the registry.
+  return own_refusal ? refuse(rp, static_cast<Errno>(-err), own_refusal) : err;
 }
 
-extern "C" void okp_core_unregister_kretprobe(struct okp_kretprobe* rp) {
-  ReturnPool* pool = rp ? pool_of(rp) : nullptr;
-  if (!pool) return;
-  okp_seam_registry_lock();
-  // After this no CPU runs the entry handler: no new frame takes a stub of this pool.
-  registry().unregister_probe(&rp->kp);
-  // Frames that will never return (exited tasks) give their instance back now.
+namespace okp {
+namespace {
+
+// Unregister, top half (registry lock held): after this no CPU runs the entry handler (once
+// the grace period passed), frames that never return gave their instance back, and frames
+// still inside will return through a detached stub.
+void detach_return_probe(Locked, ReturnPool* pool) {
   reclaim_pool(pool);
-  // Frames still inside return later through a detached stub. The count goes up before
-  // each detach, so a task-free reclaim that no longer finds this pool still scans for them.
+  // The count goes up before each detach, so a task-free reclaim that no longer finds this
+  // pool still scans for them.
   for (u32 k = 0; k < pool->nstubs; ++k) {
     StubState& st = g_stubs[pool->stub_index[k]];
     __atomic_fetch_add(&g_detached_live, 1, __ATOMIC_ACQ_REL);
@@ -443,9 +470,11 @@ extern "C" void okp_core_unregister_kretprobe(struct okp_kretprobe* rp) {
       __atomic_fetch_sub(&g_detached_live, 1, __ATOMIC_RELEASE);
   }
   unlink_pool(pool);
-  // Return paths and reclaims that took a stub out of kArmed finish within a grace period
-  // (preemption off / RCU read side); after it nobody follows this pool.
-  okp_seam_synchronize_rcu();
+}
+
+// Bottom half, after the grace period (registry lock held): return paths and reclaims that
+// took a stub out of kArmed have finished, nobody follows this pool.
+void free_return_probe(Locked, okp_kretprobe* rp, ReturnPool* pool) {
   for (u32 k = 0; k < pool->nstubs; ++k) {
     StubState& st = g_stubs[pool->stub_index[k]];
     st.instance = nullptr;
@@ -453,9 +482,52 @@ extern "C" void okp_core_unregister_kretprobe(struct okp_kretprobe* rp) {
   }
   u32 index;
   while (pool->free.pop(&index)) g_free_stubs.push(index);
-  okp_seam_registry_unlock();
   __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
-  okp_seam_free(pool);
+}
+
+}  // namespace
+}  // namespace okp
+
+// num return probes, one RCU grace period for all of them (waited for unlocked).
+extern "C" void okp_core_unregister_kretprobes(struct okp_kretprobe** rps, int num) {
+  constexpr int kBatch = 64;  // kprobe pointers per grace period, on the stack
+  for (int base = 0; base < num; base += kBatch) {
+    const int n = num - base < kBatch ? num - base : kBatch;
+    okp_kprobe* kps[kBatch] = {};
+    bool any = false;
+    {
+      RegistryGuard guard;
+      for (int i = 0; i < n; ++i) {
+        okp_kretprobe* rp = rps[base + i];
+        if (!rp || !pool_of(rp)) continue;
+        bool repeated = false;
+        for (int j = 0; j < i && !repeated; ++j) repeated = rps[base + j] == rp;
+        if (repeated) continue;
+        kps[i] = &rp->kp;
+        registry().detach_probes(guard, &kps[i], 1);
+        detach_return_probe(guard, pool_of(rp));
+        any = true;
+      }
+    }
+    if (!any) continue;
+    okp_seam_synchronize_rcu();
+    ReturnPool* pools[kBatch] = {};
+    {
+      RegistryGuard guard;
+      registry().finish_unregister(guard, kps, n);
+      for (int i = 0; i < n; ++i) {
+        if (!kps[i]) continue;
+        okp_kretprobe* rp = rps[base + i];
+        pools[i] = pool_of(rp);
+        free_return_probe(guard, rp, pools[i]);
+      }
+    }
+    for (ReturnPool* pool : pools) okp_seam_free(pool);
+  }
+}
+
+extern "C" void okp_core_unregister_kretprobe(struct okp_kretprobe* rp) {
+  okp_core_unregister_kretprobes(&rp, 1);
 }
 
 extern "C" int okp_core_set_kretprobe_disabled(struct okp_kretprobe* rp, int off) {

@@ -10,6 +10,13 @@
 
 namespace okp {
 
+// Set bits of a word, without the libgcc call __builtin_popcountll becomes without -mpopcnt.
+constexpr usize count_bits(u64 w) {
+  usize n = 0;
+  for (; w; w &= w - 1) ++n;
+  return n;
+}
+
 template <usize SlotSize>
 class SlotPool {
  public:
@@ -38,15 +45,51 @@ class SlotPool {
     used_[i / 64] &= ~(u64{1} << (i % 64));
     --in_use_;
   }
+  // A slot that may still be running after a grace period (a boosted slot a preempted task
+  // sits in): it stays taken until seal_retired() and free_sealed() around an RCU-tasks wait.
+  void retire(okp_addr_t slot) {
+    if (usize i; index_of(slot, &i)) retired_[i / 64] |= u64{1} << (i % 64);
+  }
+  // Retired slots become sealed: the wait that follows covers every task that was in them.
+  usize seal_retired() {
+    usize n = 0;
+    for (usize w = 0; w < kWords; ++w) {
+      sealed_[w] |= retired_[w];
+      retired_[w] = 0;
+      n += count_bits(sealed_[w]);
+    }
+    return n;
+  }
+  void free_sealed() {
+    for (usize w = 0; w < kWords; ++w) {
+      in_use_ -= count_bits(sealed_[w]);
+      used_[w] &= ~sealed_[w];
+      sealed_[w] = 0;
+    }
+  }
+  // Slots taken but waiting to be freed (retired or sealed).
+  usize waiting() const {
+    usize n = 0;
+    for (usize w = 0; w < kWords; ++w) n += count_bits(retired_[w] | sealed_[w]);
+    return n;
+  }
   usize in_use() const { return in_use_; }
   usize capacity() const { return count_; }
 
  private:
+  bool index_of(okp_addr_t slot, usize* i) const {
+    if (!slot || slot < base_) return false;
+    *i = (slot - base_) / SlotSize;
+    return *i < count_;
+  }
   static constexpr usize kMaxSlots = 4096;
+  static constexpr usize kWords = kMaxSlots / 64;
   okp_addr_t base_ = 0;
   usize count_ = 0;
   usize in_use_ = 0;
-  u64 used_[kMaxSlots / 64] = {};
+  u64 used_[kWords] = {};
+  u64 retired_[kWords] = {};
+  u64 sealed_[kWords] = {};
 };
 
 }  // namespace okp

@@ -6,6 +6,7 @@
 #include <linux/kprobes.h>
 #include <linux/printk.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include "seam/okp_seam.h"
 
@@ -42,3 +43,25 @@ void okp_seam_invariant_failed(const char *what, const char *file, int line)
 	WARN_ONCE(1, "okprobes: invariant broken: %s (%s:%d)\n", what, file, line);
 }
 NOKPROBE_SYMBOL(okp_seam_invariant_failed); /* reported from the trap path too */
+
+/*
+ * Boosted slots are freed after an RCU-tasks grace period, which can take seconds: a worker
+ * waits for it, never a registration holding the registry lock. One work item, so one
+ * collection at a time (the core relies on that: see Registry::collect_retired_slots).
+ */
+static void okp_collect_slots_fn(struct work_struct *work)
+{
+	okp_core_collect_slots();
+}
+static DECLARE_WORK(okp_collect_slots_work, okp_collect_slots_fn);
+
+void okp_seam_defer_slot_collection(void)
+{
+	schedule_work(&okp_collect_slots_work);
+}
+
+void okp_seam_flush_slot_collection(void)
+{
+	schedule_work(&okp_collect_slots_work);
+	flush_work(&okp_collect_slots_work);
+}

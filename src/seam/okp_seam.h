@@ -59,6 +59,11 @@ void okp_seam_assert_registry_locked(void);
  * a boosted slot (RCU-tasks; called after synchronize_rcu, so a no-op without preemption). */
 void okp_seam_synchronize_rcu(void);
 void okp_seam_synchronize_tasks(void);
+/* Retired boosted slots wait for okp_core_collect_slots(), run by a worker the glue owns:
+ * defer schedules it (any process context, lock held or not); flush schedules it and waits
+ * for it to finish (registry lock NOT held). */
+void okp_seam_defer_slot_collection(void);
+void okp_seam_flush_slot_collection(void);
 
 /* Where a probe may go, as the glue found it. */
 struct okp_text_info {
@@ -168,6 +173,8 @@ void okp_core_refused_show(void (*emit)(void *ctx, const char *line), void *ctx)
 
 int okp_core_init(void);
 void okp_core_exit(void);
+/* The slot-collection worker's body (process context, takes the registry lock itself). */
+void okp_core_collect_slots(void);
 /* Parses a 0/1 switch as written to debugfs/sysctl ("0", "1", optional newline). */
 int okp_core_parse_switch(const char *buf, unsigned long len, int *value);
 int okp_core_armed(void);
@@ -186,6 +193,8 @@ void okp_core_on_ftrace(okp_addr_t site, struct okp_regs *regs, int ipmodify,
 struct okp_kretprobe;
 int okp_core_register_kretprobe(struct okp_kretprobe *rp);
 void okp_core_unregister_kretprobe(struct okp_kretprobe *rp);
+/* num return probes, one RCU grace period for the batch. */
+void okp_core_unregister_kretprobes(struct okp_kretprobe **rps, int num);
 int okp_core_set_kretprobe_disabled(struct okp_kretprobe *rp, int disabled);
 unsigned long okp_core_kretprobe_find_ret_addr(void *task, unsigned long addr);
 unsigned long okp_core_return_stubs_in_use(void);
