@@ -1,21 +1,96 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "host_seam.h"
 
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include "seam/okp_seam.h"
+#include <map>
+#include <vector>
 
 namespace okp_host {
 SeamCounters& seam_counters() {
   static SeamCounters counters;
   return counters;
 }
+
+namespace {
+
+// Hand-assembled x86-64 functions, each padded with int3 to 64 bytes.
+struct FakeFunction {
+  const char* name;
+  std::vector<uint8_t> bytes;
+};
+const FakeFunction kFunctions[] = {
+    // mov %rdi,%rax; add $1,%rax; ret
+    {"fake_add_one", {0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0xc3}},
+    // push %rbp; mov %rsp,%rbp; imul %rsi,%rdi; mov %rdi,%rax; pop %rbp; ret
+    {"fake_mul", {0x55, 0x48, 0x89, 0xe5, 0x48, 0x0f, 0xaf, 0xfe, 0x48, 0x89, 0xf8, 0x5d, 0xc3}},
+    // xor %eax,%eax; test %rdi,%rdi; je +3; mov %rsi,%rax; ret
+    {"fake_select", {0x31, 0xc0, 0x48, 0x85, 0xff, 0x74, 0x03, 0x48, 0x89, 0xf0, 0xc3}},
+    // a blacklisted one: nop; nop; ret
+    {"fake_forbidden", {0x90, 0x90, 0xc3}},
+};
+constexpr size_t kFunctionSize = 64;
+constexpr size_t kTextSize = 4096;
+
+alignas(4096) uint8_t g_text[kTextSize];
+alignas(4096) uint8_t g_pristine[kTextSize];
+alignas(4096) uint8_t g_slots[128 * 1024];
+
+struct Placed {
+  okp_addr_t start;
+  size_t size;
+};
+std::map<std::string, Placed>& placed() {
+  static std::map<std::string, Placed> m;
+  if (m.empty()) {
+    std::memset(g_text, 0xcc, sizeof(g_text));
+    std::memset(g_slots, 0xcc, sizeof(g_slots));
+    size_t off = 0;
+    for (const auto& f : kFunctions) {
+      std::memcpy(g_text + off, f.bytes.data(), f.bytes.size());
+      m[f.name] = {reinterpret_cast<okp_addr_t>(g_text + off), f.bytes.size()};
+      off += kFunctionSize;
+    }
+    std::memcpy(g_pristine, g_text, sizeof(g_text));
+  }
+  return m;
+}
+
+bool in_text(okp_addr_t a) {
+  return a >= reinterpret_cast<okp_addr_t>(g_text) && a < reinterpret_cast<okp_addr_t>(g_text) + kTextSize;
+}
+bool in_slots(okp_addr_t a) {
+  return a >= reinterpret_cast<okp_addr_t>(g_slots) &&
+         a < reinterpret_cast<okp_addr_t>(g_slots) + sizeof(g_slots);
+}
+const std::pair<const std::string, Placed>* function_containing(okp_addr_t a) {
+  for (const auto& kv : placed())
+    if (a >= kv.second.start && a < kv.second.start + kv.second.size) return &kv;
+  return nullptr;
+}
+
+}  // namespace
+
+okp_addr_t fake_function(const std::string& name) {
+  auto it = placed().find(name);
+  return it == placed().end() ? 0 : it->second.start;
+}
+
+bool fake_text_pristine() {
+  placed();
+  bool same = std::memcmp(g_text, g_pristine, sizeof(g_text)) == 0;
+  std::memcpy(g_text, g_pristine, sizeof(g_text));
+  return same;
+}
+
 }  // namespace okp_host
 
+using okp_host::seam_counters;
+
 extern "C" void* okp_seam_alloc(unsigned long size, enum okp_gfp) {
-  auto& c = okp_host::seam_counters();
+  auto& c = seam_counters();
   if (c.fail_next_alloc) {
     c.fail_next_alloc = false;
     return nullptr;
@@ -25,16 +100,16 @@ extern "C" void* okp_seam_alloc(unsigned long size, enum okp_gfp) {
 }
 
 extern "C" void okp_seam_free(void* ptr) {
-  if (ptr) ++okp_host::seam_counters().frees;
+  if (ptr) ++seam_counters().frees;
   std::free(ptr);
 }
 
 extern "C" void okp_seam_log(enum okp_log_level level, const char* msg) {
-  std::fprintf(stderr, "okprobes<%d>: %s\n", static_cast<int>(level), msg);
+  if (std::getenv("OKP_HOST_LOG")) std::fprintf(stderr, "okprobes<%d>: %s\n", static_cast<int>(level), msg);
 }
 
 extern "C" void okp_seam_invariant_failed(const char* what, const char* file, int line) {
-  ++okp_host::seam_counters().invariant_failures;
+  ++seam_counters().invariant_failures;
   std::fprintf(stderr, "okprobes: invariant broken: %s (%s:%d)\n", what, file, line);
 }
 
@@ -45,3 +120,115 @@ extern "C" int okp_seam_read_nofault(void* dst, okp_addr_t src, unsigned long le
   std::memcpy(dst, reinterpret_cast<const void*>(src), len);
   return 0;
 }
+
+extern "C" void okp_seam_format(char* buf, unsigned long len, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, len, fmt, ap);
+  va_end(ap);
+}
+
+// --- The lock contract -------------------------------------------------------------------
+
+extern "C" void okp_seam_registry_lock(void) {
+  if (seam_counters().lock_held) std::abort();  // a mutex: never taken twice
+  seam_counters().lock_held = true;
+}
+extern "C" void okp_seam_registry_unlock(void) { seam_counters().lock_held = false; }
+extern "C" void okp_seam_assert_registry_locked(void) {
+  if (!seam_counters().lock_held) ++seam_counters().unlocked_asserts;
+}
+extern "C" void okp_seam_synchronize_rcu(void) {
+  auto& c = seam_counters();
+  ++c.rcu_waits;
+  if (c.lock_held) ++c.waits_under_lock;
+}
+extern "C" void okp_seam_synchronize_tasks(void) {
+  auto& c = seam_counters();
+  ++c.tasks_waits;
+  if (c.lock_held) ++c.waits_under_lock;
+}
+extern "C" void okp_seam_defer_slot_collection(void) { ++seam_counters().deferred_collections; }
+extern "C" void okp_seam_flush_slot_collection(void) {
+  if (seam_counters().lock_held) ++seam_counters().waits_under_lock;
+  okp_core_collect_slots();
+}
+
+// --- The fake kernel ---------------------------------------------------------------------
+
+extern "C" int okp_seam_locate(const char* symbol_name, okp_addr_t addr, unsigned int offset,
+                               okp_addr_t* resolved, struct okp_text_info* info, char* reason,
+                               unsigned long reason_len) {
+  if (symbol_name) {
+    addr = okp_host::fake_function(symbol_name);
+    if (!addr) {
+      std::snprintf(reason, reason_len, "no text symbol '%s'", symbol_name);
+      return -2;
+    }
+  }
+  addr += offset;
+  auto* f = okp_host::function_containing(addr);
+  if (!f) {
+    std::snprintf(reason, reason_len, "%#lx is not kernel or module text", addr);
+    return -22;
+  }
+  info->func_start = f->second.start;
+  info->func_size = f->second.size;
+  info->module = nullptr;
+  info->module_init_text = 0;
+  std::snprintf(info->symbol, sizeof(info->symbol), "%s+%#lx/%#lx", f->first.c_str(),
+                addr - f->second.start, static_cast<unsigned long>(f->second.size));
+  info->module_name[0] = '\0';
+  *resolved = addr;
+  return 0;
+}
+
+extern "C" const char* okp_seam_text_owner(okp_addr_t, unsigned long) { return nullptr; }
+extern "C" int okp_seam_module_get(void*) { return 0; }
+extern "C" void okp_seam_module_put(void*) {}
+
+extern "C" int okp_seam_patch_text(okp_addr_t addr, const void* bytes, const void* expect,
+                                   unsigned long len) {
+  auto& c = seam_counters();
+  ++c.patches;
+  if (!c.lock_held) ++c.patches_without_lock;
+  if (!okp_host::in_text(addr) && !okp_host::in_slots(addr)) return -14;
+  if (expect && std::memcmp(reinterpret_cast<void*>(addr), expect, len)) return -16;
+  std::memcpy(reinterpret_cast<void*>(addr), bytes, len);
+  return 0;
+}
+extern "C" int okp_seam_patch_text_live(okp_addr_t addr, const void* bytes, const void* expect,
+                                        unsigned long len) {
+  return okp_seam_patch_text(addr, bytes, expect, len);
+}
+
+extern "C" okp_addr_t okp_seam_slot_area(unsigned long* size) {
+  okp_host::placed();
+  *size = sizeof(okp_host::g_slots);
+  return reinterpret_cast<okp_addr_t>(okp_host::g_slots);
+}
+
+extern "C" okp_addr_t okp_seam_ftrace_site(okp_addr_t) { return 0; }
+extern "C" int okp_seam_ftrace_arm(okp_addr_t, int) { return -95; }
+extern "C" void okp_seam_ftrace_disarm(okp_addr_t, int) {}
+
+extern "C" int okp_seam_function_at(okp_addr_t addr, okp_addr_t* start, unsigned long* size,
+                                    char* name, unsigned long name_len) {
+  auto* f = okp_host::function_containing(addr);
+  if (!f) return -2;
+  *start = f->second.start;
+  *size = f->second.size;
+  std::snprintf(name, name_len, "%s", f->first.c_str());
+  return 0;
+}
+extern "C" void okp_seam_resolve_functions(const char* const* names, okp_addr_t* addrs,
+                                           unsigned int n) {
+  for (unsigned int i = 0; i < n; ++i) addrs[i] = names[i][0] ? okp_host::fake_function(names[i]) : 0;
+}
+
+static int g_task;
+extern "C" void* okp_seam_current_task(void) { return &g_task; }
+extern "C" unsigned int okp_seam_possible_cpus(void) { return 2; }
+
+// Return probes' stubs live in okprobes' text in the kernel; here they are plain memory.
+extern "C" const unsigned char okp_return_stubs[4096 * 16] = {};

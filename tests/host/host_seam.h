@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-// The host's stand-in for the kernel glue: the seam over libc, with counters tests read.
+// The host's stand-in for the kernel glue: the seam over libc and a fake kernel (a text
+// buffer of hand-assembled functions and a slot area), with counters tests read.
 #pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "seam/okp_seam.h"
 
 namespace okp_host {
 struct SeamCounters {
@@ -8,6 +14,21 @@ struct SeamCounters {
   long frees = 0;
   long invariant_failures = 0;
   bool fail_next_alloc = false;
+  // The lock contract, as the seam sees it.
+  bool lock_held = false;
+  long rcu_waits = 0;
+  long tasks_waits = 0;
+  long waits_under_lock = 0;      // a grace period waited for with the registry lock held
+  long unlocked_asserts = 0;      // a lock-demanding member reached without the lock
+  long patches = 0;
+  long patches_without_lock = 0;  // text written without the registry lock
+  long deferred_collections = 0;
 };
 SeamCounters& seam_counters();
+
+// The fake kernel text: functions placed by name, probed and patched like the real one.
+okp_addr_t fake_function(const std::string& name);  // 0 when there is none
+// Resets the fake text to its pristine bytes and returns whether it still was (no leftover
+// breakpoint).
+bool fake_text_pristine();
 }  // namespace okp_host
