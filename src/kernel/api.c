@@ -68,32 +68,6 @@ const char *okp_kprobe_reason(const struct okp_kprobe *p)
 }
 EXPORT_SYMBOL_GPL(okp_kprobe_reason);
 
-unsigned long okp_arg(struct pt_regs *regs, unsigned int n)
-{
-#ifdef CONFIG_X86_64
-	switch (n) {
-	case 0: return regs->di;
-	case 1: return regs->si;
-	case 2: return regs->dx;
-	case 3: return regs->cx;
-	case 4: return regs->r8;
-	case 5: return regs->r9;
-	default: {
-		/* At entry, sp points at the return address; stack arguments follow it. */
-		unsigned long v = 0;
-
-		if (copy_from_kernel_nofault(&v, (unsigned long *)regs->sp + 1 + (n - 6), sizeof(v)))
-			return 0;
-		return v;
-	}
-	}
-#else
-	return regs_get_kernel_argument(regs, n);
-#endif
-}
-EXPORT_SYMBOL_GPL(okp_arg);
-NOKPROBE_SYMBOL(okp_arg);
-
 int okp_register_kretprobe(struct okp_kretprobe *rp)
 {
 	might_sleep();

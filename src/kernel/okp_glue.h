@@ -3,7 +3,7 @@
 #ifndef OKP_GLUE_H
 #define OKP_GLUE_H
 
-#include <linux/percpu-defs.h>
+#include <linux/percpu.h>
 #include <linux/types.h>
 
 #include "seam/okp_seam.h"
@@ -30,8 +30,10 @@ struct okp_ksyms {
 	struct bug_entry *(*find_bug)(unsigned long bugaddr);
 	const struct exception_table_entry *(*search_exception_tables)(unsigned long addr);
 	unsigned long (*ftrace_location)(unsigned long ip);
+	/* x86 only (arch/x86/symbols.c); NULL elsewhere. */
 	void *(*text_poke)(void *addr, const void *opcode, size_t len);
 	void (*text_poke_sync)(void);
+	void (*text_poke_bp)(void *addr, const void *opcode, size_t len, const void *emulate);
 	int (*alternatives_text_reserved)(void *start, void *end);
 	unsigned long text_mutex;
 	unsigned long kprobe_table;	/* the kernel's kprobes' hash, read-only */
@@ -43,6 +45,16 @@ struct okp_ksyms {
 	unsigned long __noinstr_text_start, __noinstr_text_end;
 };
 extern struct okp_ksyms okp_ksyms;
+
+/* One kernel symbol to pick from /proc/kallsyms into okp_ksyms. */
+struct okp_ksym_want {
+	const char *name;
+	unsigned long *where;
+	bool called;	/* okprobes calls it: verify it is that function and callable */
+};
+
+#define WANT_FN(n) { #n, (unsigned long *)&okp_ksyms.n, true }
+#define WANT_DATA(n) { #n, &okp_ksyms.n, false }
 
 int okp_symbols_init(void);
 bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned long *start,
@@ -70,5 +82,19 @@ int okp_debugfs_init(void);
 void okp_debugfs_exit(void);
 int okp_sysctl_init(void);
 void okp_sysctl_exit(void);
+
+/*
+ * Per arch, in src/kernel/arch/<arch>/ (Kbuild picks the folder): the okp_trap_* functions
+ * above, okp_seam_patch_text{,_live} (okp_seam.h), okp_arg (okprobes.h), the slot area
+ * (slots.S), and these hooks the neutral files call.
+ */
+/* For symbols.c: the kernel symbols only this arch uses (*n of them), read with the rest. */
+const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n);
+/* For symbols.c: may okprobes call fn (already proven to be the function name) indirectly? */
+bool okp_arch_callable(const char *name, unsigned long fn);
+/* For symbols.c, after the lookup: 0, or why okprobes cannot work on this kernel. */
+int okp_arch_symbols_check(void);
+/* For text.c: who else owns text in [addr, addr + len) in an arch-specific way (NULL: none). */
+const char *okp_arch_text_owner(okp_addr_t addr, unsigned long len);
 
 #endif /* OKP_GLUE_H */

@@ -21,25 +21,13 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#ifdef CONFIG_X86
-#include <asm/ibt.h>
-#include <asm/cpufeature.h>
-#endif
 
 #include "okp_glue.h"
 
 struct okp_ksyms okp_ksyms;
 
-struct okp_ksym_want {
-	const char *name;
-	unsigned long *where;
-	bool called;	/* okprobes calls it: verify it is that function and callable */
-};
-
-#define WANT_FN(n) { #n, (unsigned long *)&okp_ksyms.n, true }
-#define WANT_DATA(n) { #n, &okp_ksyms.n, false }
-
-static struct okp_ksym_want okp_wanted[] = {
+/* The symbols every arch wants; okp_arch_wanted_symbols() adds the arch's own. */
+static const struct okp_ksym_want okp_wanted[] = {
 	WANT_FN(kallsyms_on_each_symbol),
 	WANT_FN(module_kallsyms_on_each_symbol),
 	WANT_FN(__module_text_address),
@@ -48,11 +36,6 @@ static struct okp_ksym_want okp_wanted[] = {
 	WANT_FN(find_bug),
 	WANT_FN(search_exception_tables),
 	WANT_FN(ftrace_location),
-#ifdef CONFIG_X86
-	WANT_FN(text_poke),
-	WANT_FN(text_poke_sync),
-	WANT_FN(alternatives_text_reserved),
-#endif
 	WANT_DATA(text_mutex),
 	WANT_DATA(kprobe_table),
 	WANT_DATA(_stext),
@@ -83,26 +66,28 @@ static bool okp_callable(const char *name, unsigned long fn)
 		       name, (void *)fn, buf);
 		return false;
 	}
-#ifdef CONFIG_X86_KERNEL_IBT
-	if (cpu_feature_enabled(X86_FEATURE_IBT)) {
-		u32 insn;
+	return okp_arch_callable(name, fn); /* e.g. x86's IBT: a live ENDBR64 */
+}
 
-		if (copy_from_kernel_nofault(&insn, (void *)fn, sizeof(insn)) ||
-		    insn != gen_endbr()) {
-			pr_err("%s has no live ENDBR64 and this CPU enforces IBT: not calling it\n", name);
-			return false;
-		}
+/* Stores addr in the entry of want[0..n) named name, unless an earlier line set it. */
+static void okp_take_wanted(const struct okp_ksym_want *want, size_t n, const char *name,
+			    unsigned long addr)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!*want[i].where && !strcmp(want[i].name, name))
+			*want[i].where = addr;
 	}
-#endif
-	return true;
 }
 
 /* One parsed line of /proc/kallsyms: "ffffffff81000000 T _stext" or "... t foo\t[mod]". */
 static void okp_take_line(char *line)
 {
+	const struct okp_ksym_want *arch;
 	char *name, *end;
 	unsigned long addr;
-	size_t i;
+	size_t n;
 
 	end = strchr(line, ' ');
 	if (!end || end - line > 16)
@@ -113,10 +98,9 @@ static void okp_take_line(char *line)
 	name = end + 3; /* skip " T " */
 	if (name[-1] != ' ' || strchr(name, '\t')) /* module symbols are not wanted here */
 		return;
-	for (i = 0; i < ARRAY_SIZE(okp_wanted); i++) {
-		if (!*okp_wanted[i].where && !strcmp(okp_wanted[i].name, name))
-			*okp_wanted[i].where = addr;
-	}
+	okp_take_wanted(okp_wanted, ARRAY_SIZE(okp_wanted), name, addr);
+	arch = okp_arch_wanted_symbols(&n);
+	okp_take_wanted(arch, n, name, addr);
 }
 
 #define OKP_KALLSYMS_CHUNK (64 * 1024)
@@ -190,19 +174,13 @@ out_free:
 	return ret;
 }
 
-int okp_symbols_init(void)
+/* Reports each of want[0..n) not found, and forgets each called one that is not callable. */
+static void okp_verify_wanted(const struct okp_ksym_want *want, size_t n)
 {
 	size_t i;
-	int ret = okp_read_kallsyms();
 
-	if (ret)
-		return ret;
-	if (!okp_ksyms._stext) {
-		pr_err("/proc/kallsyms shows no addresses (kptr_restrict?); load okprobes as root\n");
-		return -EPERM;
-	}
-	for (i = 0; i < ARRAY_SIZE(okp_wanted); i++) {
-		struct okp_ksym_want *w = &okp_wanted[i];
+	for (i = 0; i < n; i++) {
+		const struct okp_ksym_want *w = &want[i];
 
 		if (!*w->where) {
 			pr_info("kernel symbol %s not found: the checks that need it are off\n", w->name);
@@ -211,12 +189,26 @@ int okp_symbols_init(void)
 		if (w->called && !okp_callable(w->name, *w->where))
 			*w->where = 0;
 	}
-#ifdef CONFIG_X86
-	if (!okp_ksyms.text_poke || !okp_ksyms.text_poke_sync || !okp_ksyms.text_mutex) {
-		pr_err("the kernel's text patching (text_poke, text_mutex) is not usable\n");
-		return -ENOENT;
+}
+
+int okp_symbols_init(void)
+{
+	const struct okp_ksym_want *arch;
+	size_t n;
+	int ret = okp_read_kallsyms();
+
+	if (ret)
+		return ret;
+	if (!okp_ksyms._stext) {
+		pr_err("/proc/kallsyms shows no addresses (kptr_restrict?); load okprobes as root\n");
+		return -EPERM;
 	}
-#endif
+	okp_verify_wanted(okp_wanted, ARRAY_SIZE(okp_wanted));
+	arch = okp_arch_wanted_symbols(&n);
+	okp_verify_wanted(arch, n);
+	ret = okp_arch_symbols_check();
+	if (ret)
+		return ret;
 	if (!okp_ksyms.kallsyms_on_each_symbol) {
 		pr_err("kallsyms_on_each_symbol is not usable: cannot resolve symbols\n");
 		return -ENOENT;

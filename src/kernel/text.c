@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Where probes may go and how their text is written: the seam functions the core's
- * registration path calls. Everything here runs in process context under the registry lock.
+ * registration path calls (the writing itself is per arch: arch/<arch>/text_patch.c).
+ * Everything here runs in process context under the registry lock.
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -22,8 +23,8 @@
 static DEFINE_MUTEX(okp_registry_mutex);
 DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_state);
 
-/* Slots live in okprobes' own text (slots.S): read-only and executable, within reach of
- * rip-relative targets in the kernel and modules. */
+/* Slots live in okprobes' own text (arch/<arch>/slots.S): read-only and executable, within
+ * reach of rip-relative targets in the kernel and modules. */
 extern const char okp_slot_area_start[], okp_slot_area_end[];
 
 void okp_seam_registry_lock(void)
@@ -194,18 +195,9 @@ const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len)
 		return "jump label";
 	if (okp_ksyms.static_call_text_reserved && okp_ksyms.static_call_text_reserved(start, end))
 		return "static call";
-#ifdef CONFIG_X86
-	if (okp_ksyms.alternatives_text_reserved) {
-		struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
-		int reserved;
-
-		mutex_lock(text_mutex); /* it walks the SMP-alternatives list text_mutex guards */
-		reserved = okp_ksyms.alternatives_text_reserved(start, end);
-		mutex_unlock(text_mutex);
-		if (reserved)
-			return "SMP alternative (lock prefix)";
-	}
-#endif
+	owner = okp_arch_text_owner(addr, len); /* e.g. x86's SMP alternatives */
+	if (owner)
+		return owner;
 	if (okp_ksyms.find_bug && okp_ksyms.find_bug(addr))
 		return "BUG/WARN site";
 	preempt_disable();
@@ -213,31 +205,4 @@ const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len)
 		owner = "exception-table fixup (a fault there must be fixed up at this address)";
 	preempt_enable();
 	return owner;
-}
-
-int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
-			unsigned long len)
-{
-	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
-	u8 now[32];
-	int ret = 0;
-
-	if (!okp_ksyms.text_poke || !okp_ksyms.text_poke_sync || !text_mutex)
-		return -EOPNOTSUPP;
-	if (len > sizeof(now) && expect)
-		return -EINVAL;
-	mutex_lock(text_mutex);
-	if (expect) {
-		if (copy_from_kernel_nofault(now, (void *)addr, len) || memcmp(now, expect, len)) {
-			pr_err("text at %pS changed under us: not patching\n", (void *)addr);
-			ret = -EBUSY;
-			goto out;
-		}
-	}
-	okp_ksyms.text_poke((void *)addr, bytes, len);
-	/* Every CPU must stop executing the old bytes before we return. */
-	okp_ksyms.text_poke_sync();
-out:
-	mutex_unlock(text_mutex);
-	return ret;
 }

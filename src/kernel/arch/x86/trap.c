@@ -12,21 +12,14 @@
 #include <linux/notifier.h>
 #include <linux/ptrace.h>
 
-#include "okp_glue.h"
-
-#ifdef CONFIG_X86
-#define OKP_DIE_BREAKPOINT DIE_INT3
-#else
-/* arm64 BRK / riscv ebreak arrive differently: their backends are later issues. */
-#define OKP_DIE_BREAKPOINT (-1UL)
-#endif
+#include "kernel/okp_glue.h"
 
 /* notrace: the hit path is neither probed nor traced (a tracer here would run per hit). */
 static int notrace okp_die_notify(struct notifier_block *nb, unsigned long val, void *data)
 {
 	struct die_args *args = data;
 
-	if (val != OKP_DIE_BREAKPOINT || user_mode(args->regs))
+	if (val != DIE_INT3 || user_mode(args->regs))
 		return NOTIFY_DONE;
 	struct okp_cpu_state *cpu = this_cpu_ptr(&okp_cpu_state);
 
