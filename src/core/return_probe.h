@@ -10,9 +10,9 @@
 // stub is "detached": no handler, the real return address still known). Instances and their
 // data belong to the probe's pool, freed at unregister after an RCU grace period.
 //
-// Lock-free: each pool's free stubs are a tagged (ABA-safe) stack of stub indices; the entry
-// path pops, the return path pushes, any CPU. Registration and unregistration run under the
-// registry lock.
+// Lock-free: each pool's free stubs are a tagged (ABA-safe) stack of stub indices
+// (core/index_stack.h); the entry path pops, the return path pushes, any CPU. Registration
+// and unregistration run under the registry lock. The stubs' life cycle is stub_life.h.
 #pragma once
 
 #include <okprobes/okprobes.h>
@@ -21,15 +21,6 @@
 #include "seam/okp_seam.h"
 
 namespace okp {
-
-// A lock-free LIFO of stub indices: head = (tag << 32) | (index + 1), 0 index part = empty.
-// The tag changes on every push and pop, so a pop that raced with a pop+push of the same
-// index fails its compare-exchange instead of linking a stale next.
-struct StubStack {
-  u64 head = 0;
-  void push(u32 index);
-  bool pop(u32* index);
-};
 
 // The pre_handler of a return probe's entry probe (it only calls arm_return()).
 int return_entry(okp_kprobe* kp, pt_regs* regs);
