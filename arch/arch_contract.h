@@ -35,6 +35,8 @@ OKP_ARCH_CONSTANT(kSlotSize, usize);         // bytes of one out-of-line slot
 OKP_ARCH_CONSTANT(kMaxInsnLength, usize);    // longest instruction
 OKP_ARCH_CONSTANT(kMaxBreakpointSize, usize);  // longest breakpoint any plan asks for
 static_assert(::okp::arch::kMaxBreakpointSize <= kBreakpointCapacity, "Breakpoint has no room");
+OKP_ARCH_CONSTANT(kMaxPatchSize, usize);     // longest patch at a site (breakpoint or jump)
+static_assert(::okp::arch::kMaxPatchSize >= ::okp::arch::kMaxBreakpointSize, "a site keeps its breakpoint's bytes");
 OKP_ARCH_CONSTANT(kReturnStubs, u32);        // return stubs in okprobes' text (0: no return probes)
 OKP_ARCH_CONSTANT(kReturnStubSize, usize);
 

@@ -16,6 +16,7 @@ struct Plan {
 constexpr usize kSlotSize = 32;
 constexpr usize kMaxInsnLength = 4;
 constexpr usize kMaxBreakpointSize = 4;
+constexpr usize kMaxPatchSize = 4;
 inline Breakpoint breakpoint_of(const Plan&) { return Breakpoint{{}, 0}; }
 
 inline okp_addr_t instruction_pointer(const okp_regs*) { return 0; }

@@ -19,6 +19,7 @@ constexpr usize kSlotSize = x86::kSlotSize;
 constexpr usize kMaxInsnLength = 15;
 constexpr usize kBreakpointSize = 1;
 constexpr usize kMaxBreakpointSize = kBreakpointSize;
+constexpr usize kMaxPatchSize = 5;  // jmp rel32: a jump-optimized site covers 5 bytes
 inline Breakpoint breakpoint_of(const Plan&) { return Breakpoint{{x86::kInt3}, kBreakpointSize}; }
 constexpr unsigned long kInterruptFlag = 0x200;
 // `call __fentry__` (or its nop) at function entry: the ftrace call site.

@@ -93,8 +93,8 @@ ProbeRecord* Registry::find_record(Locked lock, const okp_kprobe* kp) const {
 
 void Registry::recover_original(okp_addr_t start, u8* bytes, usize n) const {
   table_.for_each([&](const Site& s) {
-    if (s.ftrace || s.gone || !s.armed) return;
-    for (usize i = 0; i < s.breakpoint_size; ++i) {
+    if (s.ftrace || !s.live()) return;
+    for (usize i = 0; i < s.patch_size; ++i) {
       okp_addr_t a = s.addr + i;
       if (a >= start && a < start + n) bytes[a - start] = s.original[i];
     }
@@ -260,7 +260,7 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, char* reason, u
   kp->addr = reinterpret_cast<okp_kprobe_opcode_t*>(addr);
   if (site->ftrace) kp->flags |= OKP_KPROBE_FLAG_FTRACE;
   update_site(lock, *site);
-  if (site->armed || disabled(kp) || !settings().armed()) {
+  if (site->live() || disabled(kp) || !settings().armed()) {
     if (!site->ftrace && arch::needs_slot(site->plan) && arch::boostable(site->plan) && kp->post_handler)
       set_reason(kp, "not boosted: a post_handler needs the trap after the instruction");
     else if (!site->ftrace && arch::needs_slot(site->plan) && !arch::boostable(site->plan))
@@ -330,8 +330,8 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
     release_site(lock, *site);
     return Error(Errno::kInval, "blacklisted");
   }
-  site->breakpoint_size = arch::breakpoint_of(site->plan).size;
-  if (okp_seam_read_nofault(site->original, addr, site->breakpoint_size)) {
+  site->patch_size = arch::breakpoint_of(site->plan).size;
+  if (okp_seam_read_nofault(site->original, addr, site->patch_size)) {
     release_site(lock, *site);
     return Error(Errno::kFault, "unreadable text");
   }
@@ -372,7 +372,7 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
 
 ErrorOr<void> Registry::arm(Locked lock, Site& site) {
   assert_locked(lock);
-  if (site.armed || site.gone) return {};
+  if (site.state != SiteState::kDisarmed) return {};
   if (site.module && okp_seam_module_get(site.module))
     return Error(Errno::kNoEnt, "module is going away");
   const arch::Breakpoint bp = arch::breakpoint_of(site.plan);
@@ -380,16 +380,16 @@ ErrorOr<void> Registry::arm(Locked lock, Site& site) {
                         : okp_seam_patch_text(site.addr, bp.bytes, site.original, bp.size);
   if (site.module) okp_seam_module_put(site.module);
   if (err) return Error(static_cast<Errno>(-err), "patching failed");
-  site.armed = true;
+  site.state = SiteState::kArmed;
   return {};
 }
 
 void Registry::disarm(Locked lock, Site& site) {
   assert_locked(lock);
-  if (!site.armed || site.gone) return;
+  if (!site.live()) return;
   // Hold the module while patching its text, or it may be freed under us.
   if (site.module && okp_seam_module_get(site.module)) {
-    site.armed = false;  // going: the module notifier will mark it gone
+    site.state = SiteState::kDisarmed;  // going: the module notifier will mark it gone
     return;
   }
   if (site.ftrace)
@@ -398,7 +398,7 @@ void Registry::disarm(Locked lock, Site& site) {
            okp_seam_patch_text(site.addr, site.original, bp.bytes, bp.size))
     okp_seam_invariant_failed("our breakpoint was overwritten by someone else", __FILE__, __LINE__);
   if (site.module) okp_seam_module_put(site.module);
-  site.armed = false;
+  site.state = SiteState::kDisarmed;
 }
 
 void Registry::update_site(Locked lock, Site& site) {
@@ -409,8 +409,8 @@ void Registry::update_site(Locked lock, Site& site) {
     if (r->kp->post_handler) any_post = true;
   }
   __atomic_store_n(&site.boost, site.boost_slot && !any_post, __ATOMIC_RELEASE);
-  bool want = any_enabled && settings().armed() && !site.gone;
-  if (want && !site.armed) {
+  bool want = any_enabled && settings().armed() && !site.gone();
+  if (want && site.state == SiteState::kDisarmed) {
     auto r = arm(lock, site);
     if (r.is_error()) {
       char line[160];
@@ -418,7 +418,7 @@ void Registry::update_site(Locked lock, Site& site) {
                       site.offset, r.error().reason());
       okp_seam_log(OKP_LOG_ERR, line);
     }
-  } else if (!want && site.armed) {
+  } else if (!want && site.live()) {
     disarm(lock, site);
   }
 }
@@ -505,7 +505,7 @@ bool Registry::detach_probe(Locked lock, okp_kprobe* kp) {
   rec->emptied_site = site.probes == nullptr;
   if (rec->emptied_site) {
     disarm(lock, site);
-    if (!site.gone) table_.remove(site);
+    if (!site.gone()) table_.remove(site);
   } else {
     update_site(lock, site);
   }
@@ -518,7 +518,7 @@ int Registry::set_probe_disabled(Locked lock, okp_kprobe* kp, bool off) {
   if (kp->flags & OKP_KPROBE_FLAG_GONE) return to_kernel_errno(Errno::kInval);
   set_flag(kp, OKP_KPROBE_FLAG_DISABLED, off);
   update_site(lock, *rec->site);
-  if (!off && !rec->site->armed && settings().armed()) return to_kernel_errno(Errno::kBusy);
+  if (!off && !rec->site->live() && settings().armed()) return to_kernel_errno(Errno::kBusy);
   return 0;
 }
 
@@ -533,12 +533,11 @@ void Registry::module_going(const void* module) {
     RegistryGuard guard;
     for (ProbeRecord* r = registered_; r; r = r->next_registered) {
       Site& s = *r->site;
-      if (s.module != module || s.gone) continue;
+      if (s.module != module || s.gone()) continue;
       // The text is about to be freed: forget it without patching it back. An ftrace site is
       // ftrace's record, still valid now: drop it from our filter so our ops holds no stale ip.
-      if (s.ftrace && s.armed) okp_seam_ftrace_disarm(s.addr, s.ipmodify);
-      s.gone = true;
-      s.armed = false;
+      if (s.ftrace && s.live()) okp_seam_ftrace_disarm(s.addr, s.ipmodify);
+      s.state = SiteState::kGone;
       table_.remove(s);
       any = true;
     }
@@ -560,9 +559,8 @@ void Registry::module_live(const void* module) {
     for (ProbeRecord* r = registered_; r; r = r->next_registered) {
       Site& s = *r->site;
       if (s.module != module || !s.init_text) continue;
-      if (!s.gone) {
-        s.gone = true;
-        s.armed = false;
+      if (!s.gone()) {
+        s.state = SiteState::kGone;
         table_.remove(s);
         any = true;
       }

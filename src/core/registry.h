@@ -36,6 +36,19 @@ struct ProbeRecord : HashLinked<ProbeRecord> {
   bool emptied_site = false;  // detach_probe(): it was the site's last probe (registry lock)
 };
 
+// What the text at a site holds, as the registry lock orders it:
+//
+//   kDisarmed --arm--> kArmed --queue--> kQueued --patch jump--> kOptimized
+//       ^                |  ^               |                        |
+//       +----disarm------+  +---unqueue-----+   kArmed <--patch back-- kUnoptimizing <--+
+//
+// kArmed: a breakpoint (or the ftrace filter) is live. The optimization states belong to the
+// x86-64 jump optimizer (a later step): kQueued waits for the optimizer's batch with the
+// breakpoint still live; kOptimized holds the jump to a detour; kUnoptimizing is going back to
+// the breakpoint. Any state may end in kGone when the text goes away (module unload, __init
+// text freed): the site is then never written again.
+enum class SiteState : u8 { kDisarmed, kArmed, kQueued, kOptimized, kUnoptimizing, kGone };
+
 struct Site : HashLinked<Site> {
   okp_addr_t addr = 0;
   okp_addr_t hash_key() const { return addr; }
@@ -47,12 +60,19 @@ struct Site : HashLinked<Site> {
   bool boost = false;              // [hit] use boost_slot: boostable and no post_handler
   bool ftrace = false;             // served by the ftrace call site, not a breakpoint
   bool ipmodify = false;           // ftrace: registered with IPMODIFY
-  bool armed = false;              // the breakpoint (or ftrace filter) is live
-  bool gone = false;               // its text went away; never touch it again
+  SiteState state = SiteState::kDisarmed;  // registry lock
+  // The text holds okprobes' patch (breakpoint, ftrace filter or jump).
+  bool live() const {
+    return state == SiteState::kArmed || state == SiteState::kQueued ||
+           state == SiteState::kOptimized || state == SiteState::kUnoptimizing;
+  }
+  bool gone() const { return state == SiteState::kGone; }
   bool init_text = false;          // in a module's __init text
   void* module = nullptr;          // struct module * owning the text, nullptr: vmlinux
-  u8 original[arch::kMaxBreakpointSize] = {};  // the bytes the breakpoint covers
-  u8 breakpoint_size = 0;  // arch::breakpoint_of(plan).size; 0 for ftrace sites
+  // The original bytes okprobes' patch covers: [addr, addr + patch_size). patch_size is the
+  // breakpoint's size (arch::breakpoint_of(plan)), a jump's once optimized, 0 for ftrace sites.
+  u8 original[arch::kMaxPatchSize] = {};
+  u8 patch_size = 0;
   char symbol[64] = {};
   char module_name[56] = {};
   okp_addr_t offset = 0;           // from the symbol's start
@@ -107,6 +127,18 @@ class Registry {
   // waited for unlocked. Run by the glue's worker (okp_seam_defer_slot_collection), one at a
   // time, never from a registration.
   void collect_retired_slots();
+
+  // Writer side (registry lock): every site whose patched bytes overlap [start, end), e.g.
+  // the sites a jump's detour region would cover. A walk of the table: registration-time only.
+  template <typename Fn>
+  void for_each_site_in(Locked lock, okp_addr_t start, okp_addr_t end, Fn fn) {
+    okp_seam_assert_registry_locked();
+    (void)lock;
+    table_.for_each([&](Site& s) {
+      const okp_addr_t last = s.addr + (s.patch_size ? s.patch_size : 1);
+      if (s.addr < end && last > start) fn(s);
+    });
+  }
 
   // Reader side (trap path): lock-free.
   Site* find(okp_addr_t addr) const { return table_.find(addr); }

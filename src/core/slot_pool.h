@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-// Out-of-line execution slots: fixed-size cells of the executable area the glue provides
+// Out-of-line execution slots: runs of fixed-size cells of the executable area the glue provides
 // (okprobes' own read-only text, so no writable+executable mapping ever exists). Allocation
 // is writer-side only (registry lock); a freed slot may be reused only after the caller waited
 // for every CPU and task that could still be executing it.
@@ -25,30 +25,39 @@ class SlotPool {
     count_ = bytes / SlotSize;
     if (count_ > kMaxSlots) count_ = kMaxSlots;
   }
-  // 0 when every slot is taken.
-  okp_addr_t allocate() {
-    for (usize i = 0; i < count_; ++i) {
-      u64& word = used_[i / 64];
-      u64 bit = u64{1} << (i % 64);
-      if (!(word & bit)) {
-        word |= bit;
-        ++in_use_;
-        return base_ + i * SlotSize;
+  // Two sizes share the area: a step slot is one cell, a detour buffer (the jump optimizer's)
+  // a run of consecutive cells. 0 when no run of that many cells is free.
+  okp_addr_t allocate(usize bytes = SlotSize) {
+    const usize cells = (bytes + SlotSize - 1) / SlotSize;
+    for (usize i = 0; cells && i + cells <= count_; ++i) {
+      usize n = 0;
+      while (n < cells && !taken(i + n)) ++n;
+      if (n < cells) {
+        i += n;  // the run broke at i + n: resume after it
+        continue;
       }
+      for (usize k = 0; k < cells; ++k) set(used_, i + k);
+      in_use_ += cells;
+      return base_ + i * SlotSize;
     }
     return 0;
   }
-  void release(okp_addr_t slot) {
-    if (!slot || slot < base_) return;
-    usize i = (slot - base_) / SlotSize;
-    if (i >= count_) return;
-    used_[i / 64] &= ~(u64{1} << (i % 64));
-    --in_use_;
+  void release(okp_addr_t slot, usize bytes = SlotSize) {
+    usize i;
+    if (!index_of(slot, &i)) return;
+    const usize cells = (bytes + SlotSize - 1) / SlotSize;
+    for (usize k = 0; k < cells && i + k < count_; ++k) {
+      clear(used_, i + k);
+      --in_use_;
+    }
   }
   // A slot that may still be running after a grace period (a boosted slot a preempted task
   // sits in): it stays taken until seal_retired() and free_sealed() around an RCU-tasks wait.
-  void retire(okp_addr_t slot) {
-    if (usize i; index_of(slot, &i)) retired_[i / 64] |= u64{1} << (i % 64);
+  void retire(okp_addr_t slot, usize bytes = SlotSize) {
+    usize i;
+    if (!index_of(slot, &i)) return;
+    const usize cells = (bytes + SlotSize - 1) / SlotSize;
+    for (usize k = 0; k < cells && i + k < count_; ++k) set(retired_, i + k);
   }
   // Retired slots become sealed: the wait that follows covers every task that was in them.
   usize seal_retired() {
@@ -77,6 +86,9 @@ class SlotPool {
   usize capacity() const { return count_; }
 
  private:
+  bool taken(usize i) const { return used_[i / 64] & (u64{1} << (i % 64)); }
+  static void set(u64* bits, usize i) { bits[i / 64] |= u64{1} << (i % 64); }
+  static void clear(u64* bits, usize i) { bits[i / 64] &= ~(u64{1} << (i % 64)); }
   bool index_of(okp_addr_t slot, usize* i) const {
     if (!slot || slot < base_) return false;
     *i = (slot - base_) / SlotSize;

@@ -11,6 +11,7 @@
 
 #include <okprobes/okprobes.h>
 
+#include "core/registry.h"
 #include "host_seam.h"
 
 namespace {
@@ -208,6 +209,24 @@ TEST_F(Registry, DisabledProbeDisarmsAndReenableRearms) {
   ASSERT_EQ(okp_core_set_kprobe_disabled(&kp, 0), 0);
   EXPECT_EQ(*at, 0xcc);
   okp_core_unregister_kprobe(&kp);
+}
+
+TEST_F(Registry, SitesInARangeAreFoundByTheirPatchedBytes) {
+  okp_kprobe a = probe("fake_add_one", 0), b = probe("fake_add_one", 3);
+  ASSERT_EQ(okp_core_register_kprobe(&a), 0) << a.okp_reason;
+  ASSERT_EQ(okp_core_register_kprobe(&b), 0) << b.okp_reason;
+  const okp_addr_t f = fake_function("fake_add_one");
+  auto count = [&](okp_addr_t start, okp_addr_t end) {
+    int n = 0;
+    okp::RegistryGuard guard;
+    okp::registry().for_each_site_in(guard, start, end, [&](okp::Site&) { ++n; });
+    return n;
+  };
+  EXPECT_EQ(count(f, f + 3), 1);
+  EXPECT_EQ(count(f, f + 5), 2) << "a 5-byte jump at f would cover both";
+  EXPECT_EQ(count(f + 1, f + 3), 0);
+  okp_kprobe* both[] = {&a, &b};
+  okp_core_unregister_kprobes(both, 2);
 }
 
 }  // namespace
