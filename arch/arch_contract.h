@@ -51,12 +51,11 @@ OKP_ARCH_PROVIDES(breakpoint_address, okp_addr_t (*)(const okp_regs*));
 // A probe asked at a function's first byte goes past its landing pad (ENDBR64, BTI).
 OKP_ARCH_PROVIDES(skip_landing_pad, okp_addr_t (*)(okp_addr_t, okp_addr_t));
 // Proves addr is an instruction boundary by decoding from the function start (recovering the
-// original bytes under breakpoints through recover), then plans the instruction; on error,
-// reason says why.
+// original bytes under breakpoints through recover), then plans the instruction; an error's
+// reason says why not (formatted: offsets, nearest boundaries, the instruction).
 OKP_ARCH_PROVIDES(check_and_plan, ErrorOr<Plan> (*)(okp_addr_t addr, okp_addr_t func_start,
                                                     unsigned long func_size, okp_addr_t slot,
-                                                    RecoverFn recover, char* reason,
-                                                    usize reason_len));
+                                                    RecoverFn recover));
 OKP_ARCH_PROVIDES(needs_slot, bool (*)(const Plan&));
 OKP_ARCH_PROVIDES(boostable, bool (*)(const Plan&));
 OKP_ARCH_PROVIDES(insn_length, usize (*)(const Plan&));

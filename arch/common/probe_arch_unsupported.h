@@ -23,11 +23,9 @@ inline okp_addr_t instruction_pointer(const okp_regs*) { return 0; }
 inline void set_instruction_pointer(okp_regs*, okp_addr_t) {}
 inline okp_addr_t breakpoint_address(const okp_regs*) { return 0; }
 inline okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t) { return addr; }
-inline ErrorOr<Plan> check_and_plan(okp_addr_t, okp_addr_t, unsigned long, okp_addr_t, RecoverFn,
-                                    char* reason, usize reason_len) {
-  okp_seam_format(reason, reason_len, "breakpoint probes are not implemented on %s yet",
-                  OKP_ARCH_NAME);
-  return Error(Errno::kOpNotSupp, "arch backend missing");
+inline ErrorOr<Plan> check_and_plan(okp_addr_t, okp_addr_t, unsigned long, okp_addr_t, RecoverFn) {
+  return Error::formatted(Errno::kOpNotSupp, "breakpoint probes are not implemented on %s yet",
+                          OKP_ARCH_NAME);
 }
 inline bool needs_slot(const Plan&) { return false; }
 inline bool boostable(const Plan&) { return false; }

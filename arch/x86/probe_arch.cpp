@@ -34,8 +34,7 @@ okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start) {
 }
 
 ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
-                             okp_addr_t slot, RecoverFn recover, char* reason,
-                             usize reason_len) {
+                             okp_addr_t slot, RecoverFn recover) {
   // Walk instruction by instruction from the function's start; a window of bytes is read
   // ahead so each decode sees a whole instruction.
   constexpr usize kWindow = 64;
@@ -45,48 +44,39 @@ ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned lo
   okp_addr_t func_end = func_size ? func_start + func_size : addr + x86::kMaxInsnLength;
   while (pos < addr) {
     usize avail = func_end - pos < kWindow ? func_end - pos : kWindow;
-    if (okp_seam_read_nofault(window, pos, avail)) {
-      okp_seam_format(reason, reason_len, "cannot read the text at %#lx", pos);
-      return Error(Errno::kFault, "unreadable text");
-    }
+    if (okp_seam_read_nofault(window, pos, avail))
+      return Error::formatted(Errno::kFault, "cannot read the text at %#lx", pos);
     recover(pos, window, avail);
     auto insn = x86::decode(window, avail);
-    if (insn.is_error()) {
-      okp_seam_format(reason, reason_len,
-                      "cannot decode the function from its start: bytes at +%#lx are not an "
-                      "instruction", pos - func_start);
-      return Error(Errno::kIlSeq, "undecodable function");
-    }
+    if (insn.is_error())
+      return Error::formatted(Errno::kIlSeq,
+                              "cannot decode the function from its start: bytes at +%#lx are "
+                              "not an instruction", pos - func_start);
     if (window[0] == x86::kInt3 && !ends_flow(previous_mnemonic)) {
       // Someone else's breakpoint hides the original instruction: boundaries after it are
       // unknowable, as for kprobes.
-      okp_seam_format(reason, reason_len,
-                      "an int3 at +%#lx (another tool's breakpoint) hides the instructions "
-                      "before the probe", pos - func_start);
-      return Error(Errno::kBusy, "foreign breakpoint before the probe");
+      return Error::formatted(Errno::kBusy,
+                              "an int3 at +%#lx (another tool's breakpoint) hides the "
+                              "instructions before the probe", pos - func_start);
     }
     previous = pos;
     if (window[0] != x86::kInt3) previous_mnemonic = insn.value().mnemonic;
     pos += insn.value().length;
   }
-  if (pos != addr) {
-    okp_seam_format(reason, reason_len,
-                    "+%#lx is not an instruction boundary: the nearest are +%#lx and +%#lx",
-                    addr - func_start, previous - func_start, pos - func_start);
-    return Error(Errno::kIlSeq, "not an instruction boundary");
-  }
+  if (pos != addr)
+    return Error::formatted(Errno::kIlSeq,
+                            "+%#lx is not an instruction boundary: the nearest are +%#lx and +%#lx",
+                            addr - func_start, previous - func_start, pos - func_start);
   u8 bytes[x86::kMaxInsnLength];
   usize avail = func_end - addr < sizeof(bytes) ? func_end - addr : sizeof(bytes);
-  if (okp_seam_read_nofault(bytes, addr, avail)) {
-    okp_seam_format(reason, reason_len, "cannot read the text at %#lx", addr);
-    return Error(Errno::kFault, "unreadable text");
-  }
+  if (okp_seam_read_nofault(bytes, addr, avail))
+    return Error::formatted(Errno::kFault, "cannot read the text at %#lx", addr);
   recover(addr, bytes, avail);
   auto plan = x86::plan_insn(addr, bytes, avail, slot);
   if (plan.is_error()) {
     auto d = x86::decode(bytes, avail);
-    okp_seam_format(reason, reason_len, "%s (instruction '%s')", plan.error().reason(),
-                    d.is_error() ? "?" : d.value().mnemonic);
+    return Error::formatted(plan.error().code(), "%s (instruction '%s')", plan.error().reason(),
+                            d.is_error() ? "?" : d.value().mnemonic);
   }
   return plan;
 }

@@ -36,10 +36,9 @@ inline okp_addr_t breakpoint_address(const okp_regs* regs) { return regs->ip - k
 okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start);
 
 // Proves addr is an instruction boundary by decoding from func_start, then plans how the
-// instruction runs under a breakpoint. reason gets a formatted explanation on error.
+// instruction runs under a breakpoint. The error's reason says why not.
 ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
-                             okp_addr_t slot, RecoverFn recover, char* reason,
-                             usize reason_len);
+                             okp_addr_t slot, RecoverFn recover);
 
 inline bool needs_slot(const Plan& plan) { return plan.emulation == x86::Emulation::kNone; }
 inline bool boostable(const Plan& plan) { return plan.boostable; }

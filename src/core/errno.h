@@ -23,4 +23,24 @@ enum class Errno : int {
 // Negative errno, as the kernel's C API returns it.
 constexpr int to_kernel_errno(Errno e) { return -static_cast<int>(e); }
 
+// A kernel function's negative errno, mapped into the declared set: one the core does not
+// declare becomes kInval (the caller's reason still says what failed).
+constexpr Errno from_kernel_errno(int negative) {
+  switch (-negative) {
+    case 1: return Errno::kPerm;
+    case 2: return Errno::kNoEnt;
+    case 12: return Errno::kNoMem;
+    case 14: return Errno::kFault;
+    case 16: return Errno::kBusy;
+    case 17: return Errno::kExist;
+    case 22: return Errno::kInval;
+    case 28: return Errno::kNoSpc;
+    case 34: return Errno::kRange;
+    case 84: return Errno::kIlSeq;
+    case 95: return Errno::kOpNotSupp;
+    case 99: return Errno::kAddrNotAvail;
+    default: return Errno::kInval;
+  }
+}
+
 }  // namespace okp

@@ -1,26 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
-// Error flow for the core: Error carries an errno and a static, human-readable reason (the
-// text that okp_kprobe_reason() and debugfs show later); ErrorOr<T> is a value or an Error.
-// OKP_TRY propagates an error to the caller, like SerenityOS' TRY().
+// Error flow for the core: Error carries an errno and the human-readable reason that
+// okp_kprobe_reason(), the log and debugfs show later, either static text or formatted into
+// the Error itself (Error::formatted): one channel, no parallel reason buffer. ErrorOr<T> is a
+// value or an Error. OKP_TRY propagates an error to the caller, like SerenityOS' TRY().
+//
+// An Error is ~180 bytes: errors travel on registration paths only (process context; the
+// deepest registration chain's frames add up to ~5 KiB), and functions with many refusals are
+// split so their Errors do not pile up in one frame. The hit path only asks is_error() of an
+// ErrorOr<void>, whose success constructs no Error.
 #pragma once
 
 #include "core/errno.h"
 #include "core/new.h"
 #include "core/utility.h"
+#include "seam/okp_seam.h"
 
 namespace okp {
 
 class [[nodiscard]] Error {
  public:
-  constexpr Error(Errno code, const char* reason) : code_(code), reason_(reason) {}
-  constexpr Errno code() const { return code_; }
-  constexpr int kernel_errno() const { return to_kernel_errno(code_); }
-  // Static storage: valid for the life of the module.
-  constexpr const char* reason() const { return reason_; }
+  static constexpr usize kReasonMax = 160;  // OKP_REASON_MAX
+  // Static text: valid for the life of the module.
+  Error(Errno code, const char* reason) : code_(code), static_(reason) { text_[0] = '\0'; }
+  // Formatted now, kept in the Error (core/error.cpp: one out-of-line copy).
+  [[gnu::format(printf, 2, 3)]] static Error formatted(Errno code, const char* fmt, ...);
+  Errno code() const { return code_; }
+  int kernel_errno() const { return to_kernel_errno(code_); }
+  const char* reason() const { return text_[0] || !static_ ? text_ : static_; }
 
  private:
   Errno code_;
-  const char* reason_;
+  const char* static_;
+  char text_[kReasonMax];
 };
 
 template <typename T>
@@ -61,15 +72,23 @@ class [[nodiscard]] ErrorOr {
 template <>
 class [[nodiscard]] ErrorOr<void> {
  public:
-  ErrorOr() : error_(Errno::kInval, nullptr), has_error_(false) {}
-  ErrorOr(Error error) : error_(error), has_error_(true) {}
+  ErrorOr() : has_error_(false) {}  // success constructs no Error (the hit path's case)
+  ErrorOr(Error error) : has_error_(true) { new (&storage_.error) Error(error); }
+  ErrorOr(ErrorOr&& other) : has_error_(other.has_error_) {
+    if (has_error_) new (&storage_.error) Error(other.storage_.error);
+  }
+  ErrorOr(const ErrorOr&) = delete;
+  ErrorOr& operator=(const ErrorOr&) = delete;
   bool is_error() const { return has_error_; }
-  const Error& error() const { return error_; }
+  const Error& error() const { return storage_.error; }
   void release_value() {}
-  Error release_error() { return error_; }
+  Error release_error() { return storage_.error; }
 
  private:
-  Error error_;
+  union Storage {
+    Storage() {}
+    Error error;
+  } storage_;
   bool has_error_;
 };
 

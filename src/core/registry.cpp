@@ -146,20 +146,17 @@ int Registry::register_probe(okp_kprobe* kp, bool return_probe) {
 int Registry::register_probe_locked(Locked lock, okp_kprobe* kp, bool return_probe,
                                     okp_kprobe** rollback) {
   assert_locked(lock);
-  char reason[OKP_REASON_MAX];
-  reason[0] = '\0';
   bool detached = false;
-  auto result = do_register(lock, kp, reason, sizeof(reason), return_probe, &detached);
+  auto result = do_register(lock, kp, return_probe, &detached);
   if (detached) *rollback = kp;
-  return finish_registration(lock, kp, result, reason);
+  return finish_registration(lock, kp, result);
 }
 
 // Logs and keeps a refusal; 0 when result is a success.
-int Registry::finish_registration(Locked lock, okp_kprobe* kp, ErrorOr<void>& result,
-                                  char* reason) {
+int Registry::finish_registration(Locked lock, okp_kprobe* kp, const ErrorOr<void>& result) {
   if (!result.is_error()) return 0;
   if (result.error().code() == Errno::kExist) return result.error().kernel_errno();  // keep it
-  if (!reason[0]) copy_string(reason, OKP_REASON_MAX, result.error().reason());
+  const char* reason = result.error().reason();
   set_reason(kp, reason);
   char what[64], line[OKP_REASON_MAX + 96];
   describe(kp, what, sizeof(what));
@@ -170,8 +167,8 @@ int Registry::finish_registration(Locked lock, okp_kprobe* kp, ErrorOr<void>& re
   return result.error().kernel_errno();
 }
 
-ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, char* reason, usize reason_len,
-                                    bool return_probe, bool* rollback) {
+ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_probe,
+                                    bool* rollback) {
   if (find_record(lock, kp)) {
     char what[64], line[128];
     describe(kp, what, sizeof(what));
@@ -188,42 +185,57 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, char* reason, u
   for (auto& m : kp->nmissed_by) m = 0;
   kp->flags &= OKP_KPROBE_FLAG_DISABLED | OKP_KPROBE_FLAG_IPMODIFY;
 
+  okp_addr_t addr = 0;
+  okp_text_info info = {};
+  OKP_TRY(locate_probe(lock, kp, return_probe, &addr, &info));
+  return attach(lock, kp, addr, info, rollback);
+}
+
+// Where the probe goes, and whether it may go there (noinline: each formatted refusal is an
+// Error of its own, and they stay out of the caller's frame).
+[[gnu::noinline]] ErrorOr<void> Registry::locate_probe(Locked lock, okp_kprobe* kp,
+                                                       bool return_probe, okp_addr_t* out,
+                                                       okp_text_info* out_info) {
+  assert_locked(lock);
   if (kp->symbol_name && kp->addr)
     return Error(Errno::kInval, "both symbol_name and addr are set: give one");
   if (!kp->symbol_name && !kp->addr)
     return Error(Errno::kInval, "neither symbol_name nor addr is set");
-
   okp_addr_t addr = 0;
-  okp_text_info info = {};
+  okp_text_info& info = *out_info;
+  char why[OKP_REASON_MAX] = "";  // the glue's words, across the C seam
   int err = okp_seam_locate(kp->symbol_name, reinterpret_cast<okp_addr_t>(kp->addr), kp->offset,
-                            &addr, &info, reason, reason_len);
-  if (err) return Error(static_cast<Errno>(-err), "cannot locate the probe address");
+                            &addr, &info, why, sizeof(why));
+  if (err) return Error::formatted(from_kernel_errno(err), "%s", why);
   const okp_addr_t landed = arch::skip_landing_pad(addr, info.func_start);
   if (landed != addr && info.func_size && landed >= info.func_start + info.func_size) {
     // The landing pad is all the symbol has (an assembly function whose body starts at an
     // inner label kallsyms lists as a symbol of its own): the probe goes on that one.
-    err = okp_seam_locate(nullptr, landed, 0, &addr, &info, reason, reason_len);
-    if (err) return Error(static_cast<Errno>(-err), "cannot locate the probe address");
+    err = okp_seam_locate(nullptr, landed, 0, &addr, &info, why, sizeof(why));
+    if (err) return Error::formatted(from_kernel_errno(err), "%s", why);
   }
   addr = landed;
   if (return_probe) {
-    if (addr != arch::skip_landing_pad(info.func_start, info.func_start)) {
-      okp_seam_format(reason, reason_len,
-                      "a return probe goes on a function's entry, and %s is not one", info.symbol);
-      return Error(Errno::kInval, "not a function entry");
-    }
-    if (const char* why = return_probe_unsafe(info.symbol)) {
-      okp_seam_format(reason, reason_len, "no return probe on %s: %s", info.symbol, why);
-      return Error(Errno::kInval, "unsafe for a return probe");
-    }
+    if (addr != arch::skip_landing_pad(info.func_start, info.func_start))
+      return Error::formatted(Errno::kInval,
+                              "a return probe goes on a function's entry, and %s is not one",
+                              info.symbol);
+    if (const char* unsafe = return_probe_unsafe(info.symbol))
+      return Error::formatted(Errno::kInval, "no return probe on %s: %s", info.symbol, unsafe);
   }
 
   if (const BlacklistEntry* b = blacklist_.find(addr, 1)) {
     char origin[160];
     Blacklist::describe(*b, origin, sizeof(origin));
-    okp_seam_format(reason, reason_len, "%#lx is blacklisted: %s [%s]", addr, b->symbol, origin);
-    return Error(Errno::kInval, "blacklisted");
+    return Error::formatted(Errno::kInval, "%#lx is blacklisted: %s [%s]", addr, b->symbol, origin);
   }
+  *out = addr;
+  return {};
+}
+
+// Joins the probe to its site (a new one or an aggregate) and arms it.
+[[gnu::noinline]] ErrorOr<void> Registry::attach(Locked lock, okp_kprobe* kp, okp_addr_t addr,
+                                                 const okp_text_info& info, bool* rollback) {
 
   // The record first: nothing is published before every allocation succeeded.
   auto* rec = make<ProbeRecord>(Gfp::kKernel);
@@ -231,14 +243,13 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, char* reason, u
   Site* site = table_.find(addr);
   if (site) {
     if (site->ftrace && site->ipmodify != !!(kp->flags & OKP_KPROBE_FLAG_IPMODIFY)) {
-      okp_seam_format(reason, reason_len,
-                      "the ftrace site is already probed %s IPMODIFY; register with the same "
-                      "OKP_KPROBE_FLAG_IPMODIFY", site->ipmodify ? "with" : "without");
       destroy(rec);
-      return Error(Errno::kBusy, "ftrace IPMODIFY mismatch");
+      return Error::formatted(Errno::kBusy,
+                              "the ftrace site is already probed %s IPMODIFY; register with the "
+                              "same OKP_KPROBE_FLAG_IPMODIFY", site->ipmodify ? "with" : "without");
     }
   } else {
-    auto created = create_site(lock, addr, info, kp, reason, reason_len);
+    auto created = create_site(lock, addr, info, kp);
     if (created.is_error()) {
       destroy(rec);
       return created.release_error();
@@ -269,13 +280,12 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, char* reason, u
     return {};
   }
   // Arming failed: detach now; the caller frees after a grace period, unlocked.
-  okp_seam_format(reason, reason_len, "could not patch the text at %#lx", addr);
   *rollback = detach_probes(lock, &kp, 1);
-  return Error(Errno::kBusy, "arming failed");
+  return Error::formatted(Errno::kBusy, "could not patch the text at %#lx", addr);
 }
 
 ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_text_info& info,
-                                     okp_kprobe* kp, char* reason, usize reason_len) {
+                                     okp_kprobe* kp) {
   assert_locked(lock);
   auto* site = make<Site>(Gfp::kKernel);
   if (!site) return Error(Errno::kNoMem, "out of memory");
@@ -288,12 +298,11 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
 
   okp_addr_t ftrace_site = okp_seam_ftrace_site(addr);
   if (ftrace_site && addr != ftrace_site) {
-    okp_seam_format(reason, reason_len,
-                    "+%#lx is inside the ftrace call at +%#lx: probe +%#lx instead",
-                    addr - info.func_start, ftrace_site - info.func_start,
-                    ftrace_site - info.func_start);
     destroy(site);
-    return Error(Errno::kIlSeq, "inside the ftrace call site");
+    return Error::formatted(Errno::kIlSeq,
+                            "+%#lx is inside the ftrace call at +%#lx: probe +%#lx instead",
+                            addr - info.func_start, ftrace_site - info.func_start,
+                            ftrace_site - info.func_start);
   }
   if (ftrace_site) {
     site->ftrace = true;
@@ -305,12 +314,11 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
   site->step_slot = slots_.allocate();
   if (!site->step_slot) {
     destroy(site);
-    okp_seam_format(reason, reason_len, "all %lu out-of-line slots are in use",
-                    static_cast<unsigned long>(slots_.capacity()));
-    return Error(Errno::kNoMem, "no free slot");
+    return Error::formatted(Errno::kNoMem, "all %lu out-of-line slots are in use",
+                            static_cast<unsigned long>(slots_.capacity()));
   }
   auto plan = arch::check_and_plan(addr, info.func_start, info.func_size, site->step_slot,
-                                   recover_trampoline, reason, reason_len);
+                                   recover_trampoline);
   if (plan.is_error()) {
     release_site(lock, *site);
     return plan.release_error();
@@ -318,22 +326,20 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
   site->plan = plan.release_value();
   usize len = arch::insn_length(site->plan);
   if (const char* owner = okp_seam_text_owner(addr, len)) {
-    okp_seam_format(reason, reason_len, "the instruction at %#lx is owned by: %s", addr, owner);
     release_site(lock, *site);
-    return Error(Errno::kBusy, "another patching user owns the text");
+    return Error::formatted(Errno::kBusy, "the instruction at %#lx is owned by: %s", addr, owner);
   }
   if (const BlacklistEntry* b = blacklist_.find(addr, len)) {
     char origin[160];
     Blacklist::describe(*b, origin, sizeof(origin));
-    okp_seam_format(reason, reason_len, "the instruction at %#lx overlaps blacklisted %s [%s]",
-                    addr, b->symbol, origin);
     release_site(lock, *site);
-    return Error(Errno::kInval, "blacklisted");
+    return Error::formatted(Errno::kInval, "the instruction at %#lx overlaps blacklisted %s [%s]",
+                            addr, b->symbol, origin);
   }
   site->patch_size = arch::breakpoint_of(site->plan).size;
   if (okp_seam_read_nofault(site->original, addr, site->patch_size)) {
     release_site(lock, *site);
-    return Error(Errno::kFault, "unreadable text");
+    return Error::formatted(Errno::kFault, "cannot read the text at %#lx", addr);
   }
   if (!arch::needs_slot(site->plan)) {
     slots_.release(site->step_slot);
@@ -350,11 +356,10 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
       if (site->boost_slot) {
         // The displacement fix-up is per slot; check the second slot is in reach too.
         auto again = arch::check_and_plan(addr, info.func_start, info.func_size, site->boost_slot,
-                                          recover_trampoline, reason, reason_len);
+                                          recover_trampoline);
         if (again.is_error() || !arch::boostable(again.value())) {
-          slots_.release(site->boost_slot);
+          slots_.release(site->boost_slot);  // not boosted: the step slot serves
           site->boost_slot = 0;
-          reason[0] = '\0';
         } else {
           arch::build_slot(site->plan, addr, original, site->boost_slot, true, image);
           err = okp_seam_patch_text(site->boost_slot, image, nullptr, sizeof(image));
@@ -363,7 +368,7 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
     }
     if (err) {
       release_site(lock, *site);
-      return Error(Errno::kFault, "cannot write the out-of-line slot");
+      return Error::formatted(Errno::kFault, "cannot write the out-of-line slot for %#lx", addr);
     }
   }
   table_.insert(*site);
@@ -379,7 +384,7 @@ ErrorOr<void> Registry::arm(Locked lock, Site& site) {
   int err = site.ftrace ? okp_seam_ftrace_arm(site.addr, site.ipmodify)
                         : okp_seam_patch_text(site.addr, bp.bytes, site.original, bp.size);
   if (site.module) okp_seam_module_put(site.module);
-  if (err) return Error(static_cast<Errno>(-err), "patching failed");
+  if (err) return Error::formatted(from_kernel_errno(err), "patching %#lx failed (%d)", site.addr, err);
   site.state = SiteState::kArmed;
   return {};
 }

@@ -148,10 +148,12 @@ class Registry {
   void recover_original(okp_addr_t start, u8* bytes, usize n) const;
 
  private:
-  ErrorOr<void> do_register(Locked, okp_kprobe* kp, char* reason, usize reason_len,
-                            bool return_probe, bool* rollback);
-  ErrorOr<Site*> create_site(Locked, okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp,
-                             char* reason, usize reason_len);
+  ErrorOr<void> do_register(Locked, okp_kprobe* kp, bool return_probe, bool* rollback);
+  ErrorOr<void> locate_probe(Locked, okp_kprobe* kp, bool return_probe, okp_addr_t* addr,
+                             okp_text_info* info);
+  ErrorOr<void> attach(Locked, okp_kprobe* kp, okp_addr_t addr, const okp_text_info& info,
+                       bool* rollback);
+  ErrorOr<Site*> create_site(Locked, okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp);
   ErrorOr<void> arm(Locked, Site& site);
   void disarm(Locked, Site& site);
   void update_site(Locked, Site& site);  // re-derive boost and armed from the probes there
@@ -161,7 +163,7 @@ class Registry {
   ProbeRecord* find_record(Locked, const okp_kprobe* kp) const;
   bool detach_probe(Locked, okp_kprobe* kp);
   void note_refusal(Locked, const okp_kprobe* kp, int err);
-  int finish_registration(Locked, okp_kprobe* kp, ErrorOr<void>& result, char* reason);
+  int finish_registration(Locked, okp_kprobe* kp, const ErrorOr<void>& result);
 
   AddressHashTable<Site, 9> table_;
   AddressHashTable<ProbeRecord, 9> records_;  // by okp_kprobe address; registry lock

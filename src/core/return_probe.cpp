@@ -229,7 +229,7 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
     okp_seam_free(pool);
   }
   // The entry's own refusals were logged and kept by the registry.
-  return own_refusal ? refuse(rp, static_cast<Errno>(-err), own_refusal) : err;
+  return own_refusal ? refuse(rp, from_kernel_errno(err), own_refusal) : err;
 }
 
 namespace okp {

@@ -78,6 +78,11 @@ void okp_seam_format(char *buf, unsigned long len, const char *fmt, ...)
 	va_end(args);
 }
 
+void okp_seam_vformat(char *buf, unsigned long len, const char *fmt, va_list args)
+{
+	vsnprintf(buf, len, fmt, args);
+}
+
 okp_addr_t okp_seam_slot_area(unsigned long *size)
 {
 	*size = okp_slot_area_end - okp_slot_area_start;

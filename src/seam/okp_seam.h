@@ -46,6 +46,8 @@ int okp_seam_read_nofault(void *dst, okp_addr_t src, unsigned long len);
 /* printf-style formatting into buf (vsnprintf): for reasons that name addresses. */
 void okp_seam_format(char *buf, unsigned long len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+void okp_seam_vformat(char *buf, unsigned long len, const char *fmt, __builtin_va_list args)
+	__attribute__((format(printf, 3, 0)));
 
 /* --- Probe registration support (process context, may sleep). --- */
 

@@ -128,6 +128,10 @@ extern "C" void okp_seam_format(char* buf, unsigned long len, const char* fmt, .
   va_end(ap);
 }
 
+extern "C" void okp_seam_vformat(char* buf, unsigned long len, const char* fmt, va_list args) {
+  std::vsnprintf(buf, len, fmt, args);
+}
+
 // --- The lock contract -------------------------------------------------------------------
 
 extern "C" void okp_seam_registry_lock(void) {
