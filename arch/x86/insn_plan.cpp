@@ -42,7 +42,7 @@ constexpr u8 kJmpRel32 = 0xe9;
 constexpr usize kJmpRel32Length = 5;
 
 // okp_regs is read by kRegIndex*: tie the constants to the struct the kernel layout check
-// (src/kernel/layout_checks.c) ties to pt_regs.
+// (src/kernel/arch/x86/layout_checks.c) ties to pt_regs.
 constexpr bool reg_index_is(usize offset, u8 index) { return offset == index * sizeof(unsigned long); }
 static_assert(reg_index_is(__builtin_offsetof(okp_regs, r15), kRegIndexR15));
 static_assert(reg_index_is(__builtin_offsetof(okp_regs, r14), kRegIndexR14));

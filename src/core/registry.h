@@ -3,12 +3,16 @@
 // registration order (one probe, or an aggregate of several).
 //
 // Locking (the lock order, outermost first):
-//   registry lock (okp_seam_registry_lock)  -> module_mutex (symbol lookups)  -> text_mutex
-// Every field below is written under the registry lock. The trap path reads the table, the
-// Site fields marked [hit] and the probe lists without any lock: they are published with
-// release stores, and nothing reachable from the table is freed before an RCU grace period
+//   registry lock (okp_seam_registry_lock)
+//     -> module_mutex (symbol lookups)  -> jump_label_mutex (text owner checks)
+//     -> ftrace_lock (function-entry sites)  -> text_mutex (text patching)
+// Every field below is written under the registry lock; a member that demands it takes a
+// Locked (the guard itself) and asserts it (lockdep). The trap path reads the table, the Site
+// fields marked [hit] and the probe lists without any lock: they are published with release
+// stores, and nothing reachable from the table is freed before an RCU grace period
 // (okp_seam_synchronize_rcu; plus okp_seam_synchronize_tasks for boosted slots, which a
-// preempted task may still be executing).
+// preempted task may still be executing). No grace period is ever waited for with the
+// registry lock held: writers detach under it, drop it to wait, and take it again to free.
 #pragma once
 
 #include <okprobes/okprobes.h>

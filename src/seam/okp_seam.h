@@ -5,7 +5,7 @@
  * Plain C types only. The core includes this and nothing from the kernel; the glue includes
  * this and implements the okp_seam_* functions with kernel primitives. Any kernel layout the
  * core reads (the register frame) is mirrored here and static-asserted against the kernel's
- * own definition in src/kernel/layout_checks.c, so a mismatch fails the build, not a probe.
+ * own definition in src/kernel/arch/<arch>/layout_checks.c, so a mismatch fails the build, not a probe.
  */
 #ifndef OKP_SEAM_H
 #define OKP_SEAM_H
