@@ -197,8 +197,12 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
     return refuse(rp, Errno::kInval, "data_size over 4096 bytes per instance");
   const unsigned int want = rp->maxactive > 0 ? static_cast<unsigned int>(rp->maxactive)
                                               : default_maxactive();
-  if (want > arch::kReturnStubs)
-    return refuse(rp, Errno::kNoSpc, "maxactive exceeds okprobes' return stubs (4096)");
+  if (want > arch::kReturnStubs) {
+    char why[80];
+    okp_seam_format(why, sizeof(why), "maxactive exceeds okprobes' return stubs (%u)",
+                    static_cast<unsigned int>(arch::kReturnStubs));
+    return refuse(rp, Errno::kNoSpc, why);
+  }
 
   // The pool, its stubs and the entry probe are published together under the lock.
   ReturnPool* pool = nullptr;

@@ -93,8 +93,7 @@ int okp_register_kretprobes(struct okp_kretprobe **rps, int num)
 		if (ret) {
 			pr_err("batch return-probe registration stopped at entry %d (%d): unregistering the %d before it\n",
 			       i, ret, i);
-			while (--i >= 0)
-				okp_unregister_kretprobe(rps[i]);
+			okp_core_unregister_kretprobes(rps, i); /* one grace period */
 			return ret;
 		}
 	}
@@ -102,14 +101,12 @@ int okp_register_kretprobes(struct okp_kretprobe **rps, int num)
 }
 EXPORT_SYMBOL_GPL(okp_register_kretprobes);
 
+/* One RCU grace period for the whole batch, as okp_unregister_kprobes. */
 void okp_unregister_kretprobes(struct okp_kretprobe **rps, int num)
 {
-	int i;
-
 	if (num <= 0 || !rps)
 		return;
-	for (i = 0; i < num; i++)
-		okp_unregister_kretprobe(rps[i]);
+	okp_core_unregister_kretprobes(rps, num);
 }
 EXPORT_SYMBOL_GPL(okp_unregister_kretprobes);
 
