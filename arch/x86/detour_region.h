@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+// The x86-64 jump optimizer's region check: may the instructions under a 5-byte `jmp rel32`
+// at a probe address move into a detour buffer? Decided on the whole containing function,
+// decoded with Zydis from its start (bytes already recovered from under breakpoints):
+//
+//  - the region is the whole instructions covering 5 bytes from the probe address, inside
+//    the function;
+//  - no direct branch anywhere in the function (jmp, jcc, call, loop, jrcxz, xbegin) may land
+//    strictly inside the region (on its first byte is fine: that is the jump itself);
+//  - an indirect jump is accepted only when it is proved to be a tail call: the stack is back
+//    at its entry depth there, on every path that reaches it (tracked over the function's
+//    control flow: push/pop, sub/add/lea of rsp, frame-pointer moves, leave); kernels built
+//    with retpolines use -fno-jump-tables, so that is what their indirect jumps are. An
+//    indirect jump that is not provably a tail call may target the region: refused;
+//  - in the region: a call only as the last instruction, no rel8-only branch (loop, jrcxz),
+//    no int3 (padding or someone's breakpoint), nothing that ends the flow before the last
+//    instruction, none of the instructions that cannot run from a copy;
+//  - exception table: no faulting instruction in the region (its fixup is keyed by its
+//    address), no fixup target inside it.
+//
+// The kernel's optprobes refuse any function with an indirect jump or an exception-table
+// entry; this proves far more regions safe, and says exactly why when it does not.
+// Registration-time only: it allocates a per-byte depth map with GFP_KERNEL.
+#pragma once
+
+#include "core/error_or.h"
+#include "core/utility.h"
+#include "seam/okp_seam.h"
+
+namespace okp::x86 {
+
+constexpr usize kJumpSize = 5;          // jmp rel32
+constexpr usize kMaxRegionInsns = 5;    // 5 bytes are at most 5 instructions
+
+// The containing function's text, with okprobes' and the kernel's breakpoints undone.
+struct FunctionText {
+  okp_addr_t start;
+  const u8* bytes;
+  usize size;
+};
+
+// An exception-table entry of the function: the instruction that may fault, where the fixup
+// sends it.
+struct ExtableEntry {
+  okp_addr_t insn;
+  okp_addr_t fixup;
+};
+
+struct RegionInsn {
+  u32 offset;  // from the probe address
+  u8 length;
+  bool rip_relative;     // [rip+disp32]: the displacement is rewritten for the detour
+  bool relative_branch;  // jmp/jcc rel: re-encoded rel32 to the same target
+  bool is_call;          // only as the last instruction
+  okp_addr_t target;     // relative_branch / is_call: where it goes
+};
+
+struct DetourRegion {
+  okp_addr_t addr = 0;  // the probe address: the region's first byte
+  u32 length = 0;       // >= kJumpSize
+  u8 count = 0;
+  RegionInsn insns[kMaxRegionInsns] = {};
+};
+
+// Whether the region at addr may be replaced by a jump; the error's reason names the
+// instruction and offsets ("jcc at +0x3a jumps to +0x12, inside the region +0x10..+0x17").
+ErrorOr<DetourRegion> check_detour_region(const FunctionText& fn, okp_addr_t addr,
+                                          const ExtableEntry* extable, usize n_extable);
+
+}  // namespace okp::x86

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+// The jump optimizer's region check (arch/x86/detour_region.h) on crafted functions: one test
+// per rule, each with the case it accepts beside the one it refuses.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "arch/x86/detour_region.h"
+
+namespace {
+
+using okp::x86::ExtableEntry;
+using okp::x86::FunctionText;
+
+constexpr okp_addr_t kBase = 0xffffffff81000000ul;
+
+struct Check {
+  bool ok;
+  std::string reason;
+  okp::x86::DetourRegion region;
+};
+
+Check check(const std::vector<okp::u8>& bytes, size_t at, std::vector<ExtableEntry> ext = {}) {
+  FunctionText fn{kBase, bytes.data(), bytes.size()};
+  auto r = okp::x86::check_detour_region(fn, kBase + at, ext.data(), ext.size());
+  if (r.is_error()) return {false, r.error().reason(), {}};
+  return {true, "", r.value()};
+}
+
+// push rbp; mov rbp,rsp; mov rax,rdi; add rax,1; pop rbp; ret
+const std::vector<okp::u8> kSimple = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x89, 0xf8,
+                                      0x48, 0x83, 0xc0, 0x01, 0x5d, 0xc3};
+
+TEST(DetourRegion, WholeInstructionsCoverTheJump) {
+  auto c = check(kSimple, 1);  // mov rbp,rsp (3) + mov rax,rdi (3)
+  ASSERT_TRUE(c.ok) << c.reason;
+  EXPECT_EQ(c.region.length, 6u);
+  EXPECT_EQ(c.region.count, 2);
+  EXPECT_EQ(c.region.insns[1].offset, 3u);
+}
+
+TEST(DetourRegion, RegionPastTheFunctionEndIsRefused) {
+  auto c = check(kSimple, 11);  // pop rbp; ret: 2 bytes left
+  ASSERT_FALSE(c.ok);
+  EXPECT_NE(c.reason.find("crosses the end of the function"), std::string::npos) << c.reason;
+}
+
+TEST(DetourRegion, BranchIntoTheRegionIsRefusedButToItsStartIsNot) {
+  // 0: test rdi,rdi  3: je +3 (-> 8)  5: mov rax,rdi  8: mov rax,rsi  b: add rax,1  f: ret
+  std::vector<okp::u8> f = {0x48, 0x85, 0xff, 0x74, 0x03, 0x48, 0x89, 0xf8,
+                            0x48, 0x89, 0xf0, 0x48, 0x83, 0xc0, 0x01, 0xc3};
+  auto inside = check(f, 5);  // region 5..10: je lands on 8, inside
+  ASSERT_FALSE(inside.ok);
+  EXPECT_NE(inside.reason.find("jz at +0x3 jumps to +0x8, inside the region +0x5..+0xa"),
+            std::string::npos) << inside.reason;
+  auto at_start = check(f, 8);  // region 8..14: je lands on its first byte: the jump itself
+  EXPECT_TRUE(at_start.ok) << at_start.reason;
+}
+
+TEST(DetourRegion, CallOnlyAsTheLastInstruction) {
+  // 0: xor eax,eax  2: call +0 (-> 7)  7: nop x5  c: ret: the call ends the region
+  std::vector<okp::u8> f = {0x31, 0xc0, 0xe8, 0x00, 0x00, 0x00, 0x00,
+                            0x90, 0x90, 0x90, 0x90, 0x90, 0xc3};
+  auto last = check(f, 0);
+  ASSERT_TRUE(last.ok) << last.reason;
+  EXPECT_TRUE(last.region.insns[1].is_call);
+  EXPECT_EQ(last.region.insns[1].target, kBase + 7);
+  // 0: call *%rax (2)  2: mov rax,rdi (3)  5: ret: the region must go on past the call
+  std::vector<okp::u8> g = {0xff, 0xd0, 0x48, 0x89, 0xf8, 0xc3};
+  auto middle = check(g, 0);
+  ASSERT_FALSE(middle.ok);
+  EXPECT_NE(middle.reason.find("'call' at +0x0 is in the middle of the region (a call must be"),
+            std::string::npos) << middle.reason;
+}
+
+TEST(DetourRegion, FlowEndInTheMiddleIsRefused) {
+  // 0: ret  1: nop x4  5: ret  -- a region starting at a ret would run what follows it
+  std::vector<okp::u8> f = {0xc3, 0x90, 0x90, 0x90, 0x90, 0xc3};
+  auto c = check(f, 0);
+  ASSERT_FALSE(c.ok);
+  EXPECT_NE(c.reason.find("'ret' at +0x0 is in the middle of the region (the flow ends"),
+            std::string::npos)
+      << c.reason;
+}
+
+TEST(DetourRegion, Int3AndRel8OnlyBranchesCannotMove) {
+  std::vector<okp::u8> pad = {0x48, 0x89, 0xf8, 0xcc, 0xcc, 0xcc, 0xc3};
+  auto c = check(pad, 0);
+  ASSERT_FALSE(c.ok);
+  EXPECT_NE(c.reason.find("int3"), std::string::npos) << c.reason;
+  // 0: loop -2 (itself)  2: nop x4  6: ret
+  std::vector<okp::u8> loop = {0xe2, 0xfe, 0x90, 0x90, 0x90, 0x90, 0xc3};
+  auto l = check(loop, 0);
+  ASSERT_FALSE(l.ok);
+  EXPECT_NE(l.reason.find("rel8-only"), std::string::npos) << l.reason;
+}
+
+TEST(DetourRegion, RipRelativeOperandsAreMarkedForRelocation) {
+  // 0: mov rax,[rip+0x10]  7: ret
+  std::vector<okp::u8> f = {0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3};
+  auto c = check(f, 0);
+  ASSERT_TRUE(c.ok) << c.reason;
+  EXPECT_TRUE(c.region.insns[0].rip_relative);
+}
+
+TEST(DetourRegion, TailCallThroughARegisterIsAccepted) {
+  // 0: push rbx  1: mov rax,rdi (3)  4: mov rbx,rsi (3)  7: pop rbx  8: jmp *rax
+  std::vector<okp::u8> f = {0x53, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf3, 0x5b, 0xff, 0xe0};
+  auto c = check(f, 1);
+  EXPECT_TRUE(c.ok) << c.reason;
+}
+
+TEST(DetourRegion, IndirectJumpWithAFrameLeftIsNotATailCall) {
+  // 0: push rbx  1: mov rax,rdi  4: mov rbx,rsi  7: jmp *rax (rbx still pushed)
+  std::vector<okp::u8> f = {0x53, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf3, 0xff, 0xe0};
+  auto c = check(f, 1);
+  ASSERT_FALSE(c.ok);
+  EXPECT_NE(c.reason.find("indirect jump at +0x7 is not a tail call (8 bytes on the stack)"),
+            std::string::npos) << c.reason;
+}
+
+TEST(DetourRegion, JumpTableIsRefusedAsUnbounded) {
+  // 0: sub rsp,0x20  4: mov rax,rdi  7: jmp *0x0(,%rax,8)  e: add rsp,0x20  12: ret
+  std::vector<okp::u8> f = {0x48, 0x83, 0xec, 0x20, 0x48, 0x89, 0xf8, 0xff, 0x24, 0xc5,
+                            0x00, 0x00, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x20, 0xc3};
+  auto c = check(f, 14);  // a region away from the jump: the jump may still target it
+  ASSERT_FALSE(c.ok);
+  EXPECT_NE(c.reason.find("not a tail call (32 bytes on the stack)"), std::string::npos) << c.reason;
+}
+
+TEST(DetourRegion, FramePointerEpiloguesRestoreTheDepth) {
+  // 0: push rbp  1: mov rbp,rsp  4: sub rsp,0x10  8: mov rax,rdi  b: leave  c: jmp *rax
+  std::vector<okp::u8> leave = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10,
+                                0x48, 0x89, 0xf8, 0xc9, 0xff, 0xe0};
+  auto c = check(leave, 4);
+  EXPECT_TRUE(c.ok) << c.reason;
+  // The same with the stack realigned (and rsp,-16): the depth is lost before the leave
+  // restores it from rbp, so the tail call is still proved.
+  std::vector<okp::u8> aligned = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xe4, 0xf0,
+                                  0x48, 0x89, 0xf8, 0xc9, 0xff, 0xe0};
+  auto a = check(aligned, 8);
+  EXPECT_TRUE(a.ok) << a.reason;
+  // Without a frame pointer the lost depth stays lost.
+  std::vector<okp::u8> lost = {0x48, 0x83, 0xe4, 0xf0, 0x48, 0x89, 0xf8, 0x90, 0x90, 0xff, 0xe0};
+  auto l = check(lost, 4);
+  ASSERT_FALSE(l.ok);
+  EXPECT_NE(l.reason.find("stack depth unknown"), std::string::npos) << l.reason;
+}
+
+TEST(DetourRegion, PathsThatDisagreeOnTheDepthMakeItUnknown) {
+  // 0: test rdi,rdi  3: je +1 (-> 6)  5: push rbx  6: mov rax,rsi (3)  9: nop x2  b: jmp *rax
+  std::vector<okp::u8> f = {0x48, 0x85, 0xff, 0x74, 0x01, 0x53, 0x48, 0x89,
+                            0xf0, 0x90, 0x90, 0xff, 0xe0};
+  auto c = check(f, 6);
+  ASSERT_FALSE(c.ok);
+  EXPECT_NE(c.reason.find("stack depth unknown"), std::string::npos) << c.reason;
+}
+
+TEST(DetourRegion, ExceptionTableEntriesRefuseOnlyWhenTheyTouchTheRegion) {
+  // 0: mov rax,[rdi] (3)  3: mov rbx,[rsi] (3)  6: nop x5  b: ret
+  std::vector<okp::u8> f = {0x48, 0x8b, 0x07, 0x48, 0x8b, 0x1e, 0x90, 0x90, 0x90, 0x90, 0x90, 0xc3};
+  auto faulting = check(f, 0, {{kBase + 3, kBase + 11}});
+  ASSERT_FALSE(faulting.ok);
+  EXPECT_NE(faulting.reason.find("exception-table entry at +0x3"), std::string::npos)
+      << faulting.reason;
+  auto fixup_in = check(f, 6, {{kBase + 0, kBase + 8}});
+  ASSERT_FALSE(fixup_in.ok);
+  EXPECT_NE(fixup_in.reason.find("exception fixup of +0x0 lands in the region"), std::string::npos)
+      << fixup_in.reason;
+  auto elsewhere = check(f, 6, {{kBase + 0, kBase + 11}});
+  EXPECT_TRUE(elsewhere.ok) << elsewhere.reason;
+}
+
+}  // namespace
