@@ -31,7 +31,7 @@ struct Emitter {
   }
   okp_addr_t here() const { return base + code.length; }
   // jmp rel32 (e9) or jcc rel32 (0f 80+cc) to target.
-  ErrorOr<void> branch(u8 cond, bool conditional, okp_addr_t target) {
+  [[gnu::noinline]] ErrorOr<void> branch(u8 cond, bool conditional, okp_addr_t target) {
     u8 b[6];
     usize n = conditional ? 6 : 5;
     const i64 rel = static_cast<i64>(target - (here() + n));
@@ -52,67 +52,65 @@ struct Emitter {
 
 }  // namespace
 
+// One instruction of the region, relocated (noinline: its refusals stay in its own frame).
+[[gnu::noinline]] static ErrorOr<void> relocate_one(Emitter& out, const DetourRegion& region,
+                                             const RegionInsn& ri, const u8* bytes) {
+  const okp_addr_t from = region.addr + ri.offset;
+  ZydisDecoder decoder;
+  if (ZYAN_FAILED(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+    return Error(Errno::kInval, "decoder initialisation failed");
+  ZydisDecodedInstruction zi;
+  if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes, ri.length, &zi)) ||
+      zi.length != ri.length)
+    return Error::formatted(Errno::kIlSeq, "not optimized: the region changed at +0x%x", ri.offset);
+  if (ri.relative_branch) {
+    // jmp rel8/rel32 (eb/e9) or jcc rel8/rel32 (7x / 0f 8x): the condition is the low nibble.
+    const bool conditional = zi.mnemonic != ZYDIS_MNEMONIC_JMP;
+    return out.branch(static_cast<u8>(zi.opcode & 0x0f), conditional, ri.target);
+  }
+  u8 copy[15];
+  for (u8 i = 0; i < ri.length; ++i) copy[i] = bytes[i];
+  if (ri.is_call) {
+    // push $return (68 imm32, sign-extended): the callee returns after the region.
+    const okp_addr_t ret = from + ri.length;
+    if (!fits_i32(static_cast<i64>(ret)))
+      return Error::formatted(Errno::kRange, "not optimized: return address %#lx is not a "
+                              "sign-extended imm32", ret);
+    u8 push[5] = {0x68};
+    put_le32(push + 1, static_cast<i32>(static_cast<i64>(ret)));
+    if (!out.put(push, sizeof(push))) return Error(Errno::kNoSpc, "detour code buffer full");
+    if (zi.opcode == 0xe8) return out.branch(0, false, ri.target);  // call rel32 -> jmp rel32
+    // call r/m (ff /2) becomes jmp r/m (ff /4): the same operand, reg field 2 -> 4. An
+    // rsp-based memory operand would be read one push too low: refused.
+    if (!(zi.attributes & ZYDIS_ATTRIB_HAS_MODRM) || zi.raw.modrm.reg != 2)
+      return Error::formatted(Errno::kInval, "not optimized: cannot relocate the call at +0x%x",
+                              ri.offset);
+    if (zi.raw.modrm.mod != 3 && zi.raw.modrm.rm == 4 && zi.raw.sib.base == 4)
+      return Error::formatted(Errno::kInval, "not optimized: the call at +0x%x reads its target "
+                              "from the stack", ri.offset);
+    copy[zi.raw.modrm.offset] = static_cast<u8>((copy[zi.raw.modrm.offset] & ~0x38) | (4 << 3));
+  }
+  if (ri.rip_relative) {
+    if (zi.raw.disp.size != 32)
+      return Error::formatted(Errno::kInval, "not optimized: rip-relative operand at +0x%x "
+                              "without a disp32", ri.offset);
+    // addr + len + disp == here + len + new_disp
+    const i64 new_disp = static_cast<i64>(zi.raw.disp.value) + static_cast<i64>(from - out.here());
+    if (!fits_i32(new_disp))
+      return Error::formatted(Errno::kRange, "not optimized: the rip-relative operand at +0x%x "
+                              "is out of reach of the detour (+-2 GiB)", ri.offset);
+    put_le32(copy + zi.raw.disp.offset, static_cast<i32>(new_disp));
+  }
+  if (!out.put(copy, ri.length)) return Error(Errno::kNoSpc, "detour code buffer full");
+  return {};
+}
+
 ErrorOr<DetourCode> relocate_region(const DetourRegion& region, const u8* original,
                                     okp_addr_t code_addr) {
   DetourCode code;
   Emitter out{code, code_addr};
-  ZydisDecoder decoder;
-  if (ZYAN_FAILED(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
-    return Error(Errno::kInval, "decoder initialisation failed");
-  for (u8 k = 0; k < region.count; ++k) {
-    const RegionInsn& ri = region.insns[k];
-    const u8* bytes = original + ri.offset;
-    const okp_addr_t from = region.addr + ri.offset;
-    ZydisDecodedInstruction zi;
-    if (ZYAN_FAILED(ZydisDecoderDecodeInstruction(&decoder, nullptr, bytes, ri.length, &zi)) ||
-        zi.length != ri.length)
-      return Error::formatted(Errno::kIlSeq, "not optimized: the region changed at +0x%x",
-                              ri.offset);
-    if (ri.relative_branch) {
-      // jmp rel8/rel32 (eb/e9) or jcc rel8/rel32 (7x / 0f 8x): the condition is the low nibble.
-      const bool conditional = zi.mnemonic != ZYDIS_MNEMONIC_JMP;
-      OKP_TRY(out.branch(static_cast<u8>(zi.opcode & 0x0f), conditional, ri.target));
-      continue;
-    }
-    u8 copy[15];
-    for (u8 i = 0; i < ri.length; ++i) copy[i] = bytes[i];
-    if (ri.is_call) {
-      // push $return (68 imm32, sign-extended): the callee returns after the region.
-      const okp_addr_t ret = from + ri.length;
-      if (!fits_i32(static_cast<i64>(ret)))
-        return Error::formatted(Errno::kRange, "not optimized: return address %#lx is not a "
-                                "sign-extended imm32", ret);
-      u8 push[5] = {0x68};
-      put_le32(push + 1, static_cast<i32>(static_cast<i64>(ret)));
-      if (!out.put(push, sizeof(push))) return Error(Errno::kNoSpc, "detour code buffer full");
-      if (zi.opcode == 0xe8) {
-        OKP_TRY(out.branch(0, false, ri.target));  // call rel32: jmp rel32 to its target
-        continue;
-      }
-      // call r/m (ff /2) becomes jmp r/m (ff /4): the same operand, reg field 2 -> 4. An
-      // rsp-based memory operand would be read one push too low: refused.
-      if (!(zi.attributes & ZYDIS_ATTRIB_HAS_MODRM) || zi.raw.modrm.reg != 2)
-        return Error::formatted(Errno::kInval, "not optimized: cannot relocate the call at +0x%x",
-                                ri.offset);
-      if (zi.raw.modrm.mod != 3 && zi.raw.modrm.rm == 4 && zi.raw.sib.base == 4)
-        return Error::formatted(Errno::kInval, "not optimized: the call at +0x%x reads its target "
-                                "from the stack", ri.offset);
-      copy[zi.raw.modrm.offset] = static_cast<u8>((copy[zi.raw.modrm.offset] & ~0x38) | (4 << 3));
-    }
-    if (ri.rip_relative) {
-      if (zi.raw.disp.size != 32)
-        return Error::formatted(Errno::kInval, "not optimized: rip-relative operand at +0x%x "
-                                "without a disp32", ri.offset);
-      // addr + len + disp == here + len + new_disp
-      const i64 new_disp = static_cast<i64>(zi.raw.disp.value) +
-                           static_cast<i64>(from - out.here());
-      if (!fits_i32(new_disp))
-        return Error::formatted(Errno::kRange, "not optimized: the rip-relative operand at +0x%x "
-                                "is out of reach of the detour (+-2 GiB)", ri.offset);
-      put_le32(copy + zi.raw.disp.offset, static_cast<i32>(new_disp));
-    }
-    if (!out.put(copy, ri.length)) return Error(Errno::kNoSpc, "detour code buffer full");
-  }
+  for (u8 k = 0; k < region.count; ++k)
+    OKP_TRY(relocate_one(out, region, region.insns[k], original + region.insns[k].offset));
   OKP_TRY(out.branch(0, false, region.addr + region.length));  // back after the region
   return code;
 }
