@@ -239,9 +239,9 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
 namespace okp {
 namespace {
 
-// Unregister, top half (registry lock held): after this no CPU runs the entry handler (once
-// the grace period passed), frames that never return gave their instance back, and frames
-// still inside will return through a detached stub.
+// Unregister, second step (registry lock held, a grace period after the entry probe was
+// detached: no entry handler can arm a stub of this pool any more): frames that never return
+// give their instance back, and frames still inside will return through a detached stub.
 void detach_return_probe(Locked, ReturnPool* pool) {
   reclaim_pool(pool);
   // The count goes up before each detach, so a task-free reclaim that no longer finds this
@@ -273,9 +273,16 @@ void free_return_probe(Locked, okp_kretprobe* rp, ReturnPool* pool) {
 }  // namespace
 }  // namespace okp
 
-// num return probes, one RCU grace period for all of them (waited for unlocked).
+// num return probes, two RCU grace periods for all of them, each waited for unlocked:
+//  1. detach the entry probes; after the first grace period no CPU runs an entry handler, so
+//     no frame can take (arm) a stub of these pools any more;
+//  2. reclaim, detach the armed stubs, unlink the pools; after the second, no return path or
+//     reclaim follows them;
+//  3. free.
+// Detaching stubs before the first grace period would race with an entry handler still
+// arming one: that stub would stay armed with its pool gone (seen in the return-probe stress).
 extern "C" void okp_core_unregister_kretprobes(struct okp_kretprobe** rps, int num) {
-  constexpr int kBatch = 64;  // kprobe pointers per grace period, on the stack
+  constexpr int kBatch = 64;  // kprobe pointers per pair of grace periods, on the stack
   for (int base = 0; base < num; base += kBatch) {
     const int n = num - base < kBatch ? num - base : kBatch;
     okp_kprobe* kps[kBatch] = {};
@@ -290,16 +297,21 @@ extern "C" void okp_core_unregister_kretprobes(struct okp_kretprobe** rps, int n
         if (repeated) continue;
         kps[i] = &rp->kp;
         registry().detach_probes(guard, &kps[i], 1);
-        detach_return_probe(guard, pool_of(rp));
         any = true;
       }
     }
     if (!any) continue;
-    okp_seam_synchronize_rcu();
-    ReturnPool* pools[kBatch] = {};
+    okp_seam_synchronize_rcu();  // 1: no entry handler runs any more
     {
       RegistryGuard guard;
       registry().finish_unregister(guard, kps, n);
+      for (int i = 0; i < n; ++i)
+        if (kps[i]) detach_return_probe(guard, pool_of(rps[base + i]));
+    }
+    okp_seam_synchronize_rcu();  // 2: no return path or reclaim follows the pools
+    ReturnPool* pools[kBatch] = {};
+    {
+      RegistryGuard guard;
       for (int i = 0; i < n; ++i) {
         if (!kps[i]) continue;
         okp_kretprobe* rp = rps[base + i];
