@@ -2,6 +2,7 @@
 #   make [ARCH=x86_64|arm64|riscv] [KERNEL=debian|test|test-debug]   build okprobes.ko
 #   make run        build, boot a guest, load okprobes + the sample, show debugfs and hits
 #   make check      every test (host, builds, KUnit in guests, stock-kernel smoke)
+#   make stress     the reliability sweep over a large sample (docs/reliability.md)
 #   make print-kdir ARCH=... KERNEL=...   kernel build directory for client modules
 #   make setup      install packages and fetch third-party sources (done on demand)
 
@@ -19,7 +20,7 @@ OKP_KARCH := $(shell . $(OKP_ROOT)/scripts/lib.sh && kbuild_arch $(OKP_ARCH))
 OKP_CROSS := $(shell . $(OKP_ROOT)/scripts/lib.sh && cross_compile $(OKP_ARCH))
 KMAKE = $(MAKE) -C "$$kdir" ARCH=$(OKP_KARCH) CROSS_COMPILE=$(OKP_CROSS) OKP_ROOT=$(OKP_ROOT) OKP_CACHE=$(OKP_CACHE)
 
-.PHONY: all module samples kunit-module test-modules print-kdir setup run check host-test bench clean
+.PHONY: all module samples kunit-module test-modules print-kdir setup run check stress host-test bench clean
 all: module samples
 
 setup:
@@ -59,6 +60,11 @@ run: setup
 
 check: setup
 	@$(OKP_ROOT)/tests/check
+
+# A probe at every byte of every k-th vmlinux function, x86_64 guests: docs/reliability.md.
+# STRESS_KERNELS (test), STRESS_STRIDE (5), STRESS_SHARDS (1), STRESS_BG (1).
+stress: setup
+	@$(OKP_ROOT)/tests/vm/sweep-stress
 
 # okprobes against the kernel's kprobes in one x86_64 test-kernel guest: docs/benchmarks.md.
 bench: setup
