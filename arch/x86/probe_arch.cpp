@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "probe_arch.h"
 
-#include "core/string.h"
-
 #include "arch/x86/decoder.h"
 
 namespace okp::arch {
@@ -89,7 +87,13 @@ const char* return_probe_unsafe_here(const char* name, usize name_len) {
       {"__switch_to_asm", "it returns into the next task (context switch)"},
       {"rewind_stack_and_make_dead", "it never returns to its caller"},
   };
-  return reason_for(kUnsafe, name, name_len);
+  for (const auto& entry : kUnsafe) {
+    const char* n = entry[0];
+    usize i = 0;
+    while (i < name_len && n[i] && n[i] == name[i]) ++i;
+    if (i == name_len && !n[i]) return entry[1];
+  }
+  return nullptr;
 }
 
 }  // namespace okp::arch

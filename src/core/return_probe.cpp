@@ -159,7 +159,13 @@ const char* return_probe_unsafe(const char* symbol) {
   usize n = 0;
   while (symbol[n] && symbol[n] != '+' && symbol[n] != '.') ++n;
   if (const char* why = arch::return_probe_unsafe_here(symbol, n)) return why;
-  return reason_for(kUnsafe, symbol, n);
+  for (const auto& entry : kUnsafe) {
+    const char* name = entry[0];
+    usize i = 0;
+    while (i < n && name[i] && name[i] == symbol[i]) ++i;
+    if (i == n && !name[i]) return entry[1];
+  }
+  return nullptr;
 }
 
 void describe_return_probe(const okp_kretprobe* rp, char* buf, usize len) {

@@ -20,17 +20,4 @@ inline usize string_length(const char* s) {
   return n;
 }
 
-// The reason paired with a name in a {name, reason} table, comparing the table's names to the
-// first name_len characters of name; nullptr when none matches.
-template <usize N>
-const char* reason_for(const char* const (&table)[N][2], const char* name, usize name_len) {
-  for (const auto& entry : table) {
-    const char* n = entry[0];
-    usize i = 0;
-    while (i < name_len && n[i] && n[i] == name[i]) ++i;
-    if (i == name_len && !n[i]) return entry[1];
-  }
-  return nullptr;
-}
-
 }  // namespace okp

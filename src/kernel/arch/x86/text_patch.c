@@ -47,16 +47,14 @@ static int okp_text_is(okp_addr_t addr, const void *expect, unsigned long len)
 	return 0;
 }
 
-/*
- * Writes bytes over addr under text_mutex, after checking the text still holds expect:
- * live (text_poke_bp, int3-guarded) or not (text_poke, then every CPU synchronised).
- */
-static int okp_patch(okp_addr_t addr, const void *bytes, const void *expect, unsigned long len,
-		     bool live)
+int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
+			unsigned long len)
 {
 	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
 	int ret = 0;
 
+	if (!okp_ksyms.text_poke || !okp_ksyms.text_poke_sync || !text_mutex)
+		return -EOPNOTSUPP;
 	if (len > OKP_EXPECT_MAX && expect)
 		return -EINVAL;
 	mutex_lock(text_mutex);
@@ -65,24 +63,12 @@ static int okp_patch(okp_addr_t addr, const void *bytes, const void *expect, uns
 		if (ret)
 			goto out;
 	}
-	if (live) {
-		okp_ksyms.text_poke_bp((void *)addr, bytes, len, NULL);
-	} else {
-		okp_ksyms.text_poke((void *)addr, bytes, len);
-		/* Every CPU must stop executing the old bytes before we return. */
-		okp_ksyms.text_poke_sync();
-	}
+	okp_ksyms.text_poke((void *)addr, bytes, len);
+	/* Every CPU must stop executing the old bytes before we return. */
+	okp_ksyms.text_poke_sync();
 out:
 	mutex_unlock(text_mutex);
 	return ret;
-}
-
-int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
-			unsigned long len)
-{
-	if (!okp_ksyms.text_poke || !okp_ksyms.text_poke_sync || !okp_ksyms.text_mutex)
-		return -EOPNOTSUPP;
-	return okp_patch(addr, bytes, expect, len, false);
 }
 
 /*
@@ -133,9 +119,21 @@ static bool okp_poke_bp_takes(const u8 *b, unsigned long len)
 int okp_seam_patch_text_live(okp_addr_t addr, const void *bytes, const void *expect,
 			     unsigned long len)
 {
-	if (!okp_ksyms.text_poke_bp || !okp_ksyms.text_mutex)
+	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
+	int ret = 0;
+
+	if (!okp_ksyms.text_poke_bp || !text_mutex)
 		return -EOPNOTSUPP;
 	if (!len || len > POKE_MAX_OPCODE_SIZE || !okp_poke_bp_takes(bytes, len))
 		return -EINVAL;
-	return okp_patch(addr, bytes, expect, len, true);
+	mutex_lock(text_mutex);
+	if (expect) {
+		ret = okp_text_is(addr, expect, len);
+		if (ret)
+			goto out;
+	}
+	okp_ksyms.text_poke_bp((void *)addr, bytes, len, NULL);
+out:
+	mutex_unlock(text_mutex);
+	return ret;
 }

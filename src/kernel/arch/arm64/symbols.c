@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * An arch whose backend is still to come (arm64, riscv64) wants no kernel symbol of its own
- * yet, and has no check beyond src/kernel/symbols.c's before calling one.
+ * arm64 wants no kernel symbol of its own yet (its text patching is a later issue), and has
+ * no check beyond src/kernel/symbols.c's before calling one.
  */
 #include <linux/stddef.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * How okprobes writes kernel text on an arch whose backend is still to come (arm64, riscv64):
- * not yet. The core refuses every probe before it would write one; these say so if it asked.
+ * How okprobes writes kernel text on riscv64: not yet (its backend is a later issue). The core
+ * refuses every probe before it would write one; these say so if it ever asked.
  */
 #include <linux/errno.h>
 #include <linux/stddef.h>
