@@ -99,6 +99,18 @@ static_assert(sizeof(::okp::arch::kTrapEntryFunctions[0]) == sizeof(const char*)
               "every arch provides okp::arch::kTrapEntryFunctions (names)");
 OKP_ARCH_PROVIDES(direct_branch, ErrorOr<BranchStep> (*)(const u8*, usize, okp_addr_t));
 
+// --- Jump optimization (registration, and [hit] for detour_probe_address) ---------------------
+// Whether the arch replaces breakpoints by jumps to detours; where it does not, plan_detour
+// refuses with its reason and nothing else is called.
+OKP_ARCH_CONSTANT(kJumpOptimization, bool);
+OKP_ARCH_CONSTANT(kMaxDetourSize, usize);  // bytes of slot-pool cells a detour takes
+static_assert(::okp::arch::kMaxDetourSize <= kDetourCapacity, "DetourPlan has no room");
+static_assert(::okp::arch::kMaxPatchSize <= kJumpCapacity, "DetourPlan has no room for the jump");
+OKP_ARCH_PROVIDES(plan_detour, ErrorOr<DetourPlan> (*)(okp_addr_t addr, okp_addr_t func_start,
+                                                       unsigned long func_size, RecoverFn recover,
+                                                       okp_addr_t buffer, okp_addr_t entry));
+OKP_ARCH_PROVIDES(detour_probe_address, okp_addr_t (*)(okp_addr_t copy));
+
 #undef OKP_ARCH_PROVIDES
 #undef OKP_ARCH_CONSTANT
 

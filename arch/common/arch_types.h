@@ -24,6 +24,24 @@ struct BranchStep {
   okp_addr_t target;
 };
 
+// Room for the longest detour buffer of any arch with jump optimization (x86-64: 98 bytes).
+constexpr usize kDetourCapacity = 128;
+// Longest jump a jump-optimized site is patched with (x86-64: jmp rel32).
+constexpr usize kJumpCapacity = 8;
+
+// A jump-optimized probe, planned (registration side): the detour buffer's image, where its
+// relocated copy of the region starts (an int3 hit at a site waiting for its jump resumes
+// there), and the jump that replaces the breakpoint.
+struct DetourPlan {
+  u8 image[kDetourCapacity] = {};
+  u16 size = 0;
+  okp_addr_t buffer = 0;
+  okp_addr_t copy = 0;
+  u8 region_length = 0;  // bytes of original instructions the copy runs
+  u8 jump[kJumpCapacity] = {};
+  u8 jump_size = 0;
+};
+
 // Puts back the original bytes of okprobes' own breakpoints within [start, start+n).
 using RecoverFn = void (*)(okp_addr_t start, u8* bytes, usize n);
 

@@ -81,6 +81,59 @@ ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned lo
   return plan;
 }
 
+namespace {
+
+// The function's text and exception-table entries, for one region check (freed with it).
+class CheckBuffer {
+ public:
+  static constexpr unsigned int kMaxExtable = 256;
+  explicit CheckBuffer(usize text_bytes)
+      : text_bytes_(text_bytes),
+        mem_(static_cast<u8*>(okp_seam_alloc(text_bytes + kMaxExtable * sizeof(okp_extable_entry),
+                                             OKP_GFP_KERNEL))) {}
+  ~CheckBuffer() { okp_seam_free(mem_); }
+  CheckBuffer(const CheckBuffer&) = delete;
+  CheckBuffer& operator=(const CheckBuffer&) = delete;
+  u8* text() { return mem_; }
+  okp_extable_entry* extable() { return reinterpret_cast<okp_extable_entry*>(mem_ + text_bytes_); }
+
+ private:
+  usize text_bytes_;
+  u8* mem_;
+};
+static_assert(sizeof(x86::ExtableEntry) == sizeof(okp_extable_entry) &&
+              __builtin_offsetof(x86::ExtableEntry, fixup) == __builtin_offsetof(okp_extable_entry, fixup),
+              "the seam's exception-table entry is x86::ExtableEntry");
+
+}  // namespace
+
+ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
+                                RecoverFn recover, okp_addr_t buffer, okp_addr_t entry) {
+  // The whole function is checked: a branch anywhere in it may land in the region.
+  constexpr unsigned long kMaxFunction = 64 * 1024;
+  if (!func_size)
+    return Error(Errno::kInval, "not optimized: the function's size is unknown");
+  if (func_size > kMaxFunction)
+    return Error::formatted(Errno::kNoSpc, "not optimized: the function is %lu bytes, more than "
+                            "the %lu the region check decodes", func_size, kMaxFunction);
+  CheckBuffer check(func_size);
+  if (!check.text()) return Error(Errno::kNoMem, "not optimized: out of memory for the region check");
+  if (okp_seam_read_nofault(check.text(), func_start, func_size))
+    return Error(Errno::kFault, "not optimized: the function's text is unreadable");
+  recover(func_start, check.text(), func_size);
+  const int n = okp_seam_extable_in(func_start, func_start + func_size, check.extable(),
+                                    CheckBuffer::kMaxExtable);
+  if (n < 0)
+    return Error(Errno::kNoEnt, "not optimized: this kernel's exception table is unknown, so no "
+                 "fault in the region could be fixed up");
+  if (static_cast<unsigned int>(n) > CheckBuffer::kMaxExtable)
+    return Error::formatted(Errno::kNoSpc, "not optimized: the function has %d exception-table "
+                            "entries, more than the %u the check reads", n, CheckBuffer::kMaxExtable);
+  return x86::plan_detour({func_start, check.text(), func_size}, addr,
+                          reinterpret_cast<const x86::ExtableEntry*>(check.extable()),
+                          static_cast<usize>(n), buffer, entry);
+}
+
 const char* return_probe_unsafe_here(const char* name, usize name_len) {
   static constexpr const char* kUnsafe[][2] = {
       {"__switch_to", "it returns into the next task (context switch)"},

@@ -7,6 +7,7 @@
 
 #include "arch/common/arch_types.h"
 #include "arch/x86/decoder.h"
+#include "arch/x86/detour.h"
 #include "arch/x86/insn_plan.h"
 #include "arch/x86/return_stubs.h"
 #include "core/error_or.h"
@@ -122,5 +123,16 @@ const char* return_probe_unsafe_here(const char* name, usize name_len);
 // the breakpoint had trapped (pre) and as if the call site had run (post).
 inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site + kBreakpointSize; }
 inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + kFtraceCallSize; }
+
+// Jump optimization: a probe's breakpoint becomes a `jmp rel32` to a detour (arch/x86/detour.h).
+constexpr bool kJumpOptimization = true;
+constexpr usize kMaxDetourSize = x86::kMaxDetourSize;
+// Decodes the whole function from func_start (okprobes' breakpoints recovered), checks the
+// region at addr against it and its exception-table entries, and relocates it into a detour at
+// buffer calling entry. The error's reason starts "not optimized: ".
+ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
+                                RecoverFn recover, okp_addr_t buffer, okp_addr_t entry);
+// [hit] The probe address a detour serves, from its copy's address.
+inline okp_addr_t detour_probe_address(okp_addr_t copy) { return x86::detour_probe_address(copy); }
 
 }  // namespace okp::arch

@@ -37,7 +37,7 @@ typedef void (*okp_kprobe_post_handler_t)(struct okp_kprobe *, struct pt_regs *,
 /* flags: the kprobes values. GONE, OPTIMIZED and FTRACE are set by okprobes. */
 #define OKP_KPROBE_FLAG_GONE 1      /* the probed module went away; the probe is inert */
 #define OKP_KPROBE_FLAG_DISABLED 2  /* set before registering to register disabled */
-#define OKP_KPROBE_FLAG_OPTIMIZED 4 /* jump-optimized (later) */
+#define OKP_KPROBE_FLAG_OPTIMIZED 4 /* x86-64: served by a jump to a detour, no trap */
 #define OKP_KPROBE_FLAG_FTRACE 8    /* function entry served through ftrace */
 /*
  * okprobes addition: on a function-entry (ftrace) probe, the pre_handler may redirect
@@ -91,6 +91,14 @@ int okp_enable_kprobe(struct okp_kprobe *kp);
  * nothing to say. Valid until p is registered again.
  */
 const char *okp_kprobe_reason(const struct okp_kprobe *p);
+
+/*
+ * okprobes addition: runs the jump optimizer's pending work now (optimizing the probes
+ * registered since its last batch, unoptimizing the ones that must go back to a breakpoint)
+ * and returns when it is done. Process context, may sleep. For tests and tools: probes are
+ * optimized without it, by a delayed work item that batches registrations.
+ */
+void okp_wait_for_optimizer(void);
 
 /*
  * okprobes addition, instead of jprobes: argument n (0-based) of the probed function at

@@ -109,6 +109,13 @@ extern "C" OKP_HIT_PATH int okp_core_on_breakpoint(struct okp_regs* regs, struct
     return 1;
   }
 
+  // A site whose detour is planned resumes in the detour's copy of its region: no step, and
+  // nothing returns into the middle of a region that is about to hold (or holds) a jump.
+  if (const okp_addr_t copy = __atomic_load_n(&s->detour_copy, __ATOMIC_ACQUIRE)) {
+    pop_frame(cpu);
+    arch::set_instruction_pointer(regs, copy);
+    return 1;
+  }
   if (!arch::needs_slot(s->plan)) {
     if (arch::emulate(s->plan, s->addr, regs).is_error()) {
       // The original instruction would have faulted the same way: let the kernel report it.
@@ -155,4 +162,26 @@ extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp
   run_post_handlers(*s, regs);
   arch::set_instruction_pointer(regs, orig_ip);
   pop_frame(cpu);
+}
+
+extern "C" OKP_HIT_PATH void okp_core_on_detour(okp_addr_t copy, struct okp_regs* regs,
+                                                struct okp_cpu_state* cpu) {
+  const okp_addr_t addr = arch::detour_probe_address(copy);
+  // Handlers see what a breakpoint hit shows them (the kprobes convention).
+  arch::restore_trap_ip(regs, addr);
+  // The site is looked up, not remembered: a task preempted on its way here may come after
+  // the probe was unregistered. Then no handler runs; the copy is still there to run.
+  const Site* s = registry().find(addr);
+  bool redirected = false;
+  if (s && cpu->depth > 0) {
+    miss_all(*s, OKP_MISS_REENTRY);
+  } else if (s) {
+    if (!push_frame(cpu, s, kHandlers)) {
+      okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
+    } else {
+      redirected = run_pre_handlers(*s, regs, cpu);
+      pop_frame(cpu);
+    }
+  }
+  if (!redirected) arch::set_instruction_pointer(regs, copy);
 }

@@ -47,6 +47,7 @@ ErrorOr<void> Registry::init() {
   if (!base || size < arch::kSlotSize) return Error(Errno::kNoMem, "no slot area");
   slots_.init(base, size);
   settings().armed_observer = [](bool armed) { registry().set_armed(armed); };
+  settings().optimization_observer = [](bool on) { registry().set_optimization(on); };
   return {};
 }
 
@@ -68,7 +69,9 @@ void Registry::exit() {
   {
     RegistryGuard guard;
     settings().armed_observer = nullptr;
+    settings().optimization_observer = nullptr;
   }
+  okp_seam_cancel_optimizer();
   for (;;) {
     okp_kprobe* kp;
     {
@@ -293,6 +296,7 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
   site->module = info.module;
   site->init_text = info.module_init_text;
   site->offset = addr - info.func_start;
+  site->func_size = info.func_size;
   copy_string(site->symbol, sizeof(site->symbol), info.symbol);
   copy_string(site->module_name, sizeof(site->module_name), info.module_name);
 
@@ -324,6 +328,9 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
     return plan.release_error();
   }
   site->plan = plan.release_value();
+  // A jump over addr would hide the breakpoint: that site goes back to its own breakpoint
+  // before this one is read or armed.
+  yield_regions_over(lock, addr);
   usize len = arch::insn_length(site->plan);
   if (const char* owner = okp_seam_text_owner(addr, len)) {
     release_site(lock, *site);
@@ -392,6 +399,8 @@ ErrorOr<void> Registry::arm(Locked lock, Site& site) {
 void Registry::disarm(Locked lock, Site& site) {
   assert_locked(lock);
   if (!site.live()) return;
+  unoptimize(lock, site);  // back to the breakpoint first
+  if (site.state == SiteState::kQueued) site.state = SiteState::kArmed;
   // Hold the module while patching its text, or it may be freed under us.
   if (site.module && okp_seam_module_get(site.module)) {
     site.state = SiteState::kDisarmed;  // going: the module notifier will mark it gone
@@ -426,6 +435,8 @@ void Registry::update_site(Locked lock, Site& site) {
   } else if (!want && site.live()) {
     disarm(lock, site);
   }
+  update_optimization(lock, site, any_post);
+  sync_optimized_flags(lock, site);
 }
 
 void Registry::release_site(Locked lock, Site& site) {
@@ -433,6 +444,11 @@ void Registry::release_site(Locked lock, Site& site) {
   slots_.release(site.step_slot);
   if (site.boost_slot) {
     slots_.retire(site.boost_slot);
+    okp_seam_defer_slot_collection();
+  }
+  if (site.detour) {
+    // A task preempted between the jump and the handlers, or in the copy, may still be in it.
+    slots_.retire(site.detour, arch::kMaxDetourSize);
     okp_seam_defer_slot_collection();
   }
   destroy(&site);

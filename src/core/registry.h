@@ -42,16 +42,17 @@ struct ProbeRecord : HashLinked<ProbeRecord> {
 
 // What the text at a site holds, as the registry lock orders it:
 //
-//   kDisarmed --arm--> kArmed --queue--> kQueued --patch jump--> kOptimized
-//       ^                |  ^               |                        |
-//       +----disarm------+  +---unqueue-----+   kArmed <--patch back-- kUnoptimizing <--+
+//   kDisarmed --arm--> kArmed --queue--> kQueued --jump patched--> kOptimized
+//       ^                |  ^               |                          |
+//       +----disarm------+  +---unqueue-----+  <---back to breakpoint---+
 //
-// kArmed: a breakpoint (or the ftrace filter) is live. The optimization states belong to the
-// x86-64 jump optimizer (a later step): kQueued waits for the optimizer's batch with the
-// breakpoint still live; kOptimized holds the jump to a detour; kUnoptimizing is going back to
-// the breakpoint. Any state may end in kGone when the text goes away (module unload, __init
-// text freed): the site is then never written again.
-enum class SiteState : u8 { kDisarmed, kArmed, kQueued, kOptimized, kUnoptimizing, kGone };
+// kArmed: a breakpoint (or the ftrace filter) is live. kQueued: the breakpoint is live and
+// the site waits for the jump optimizer's next batch (core/optimizer.cpp); once its detour
+// is planned, its breakpoint hits resume in the detour's copy of the region. kOptimized: the
+// text holds a `jmp rel32` to the detour. Leaving kOptimized (unoptimize, disarm) goes back
+// to the breakpoint first. Any state may end in kGone when the text goes away (module unload,
+// __init text freed): the site is then never written again.
+enum class SiteState : u8 { kDisarmed, kArmed, kQueued, kOptimized, kGone };
 
 struct Site : HashLinked<Site> {
   okp_addr_t addr = 0;
@@ -68,7 +69,7 @@ struct Site : HashLinked<Site> {
   // The text holds okprobes' patch (breakpoint, ftrace filter or jump).
   bool live() const {
     return state == SiteState::kArmed || state == SiteState::kQueued ||
-           state == SiteState::kOptimized || state == SiteState::kUnoptimizing;
+           state == SiteState::kOptimized;
   }
   bool gone() const { return state == SiteState::kGone; }
   bool init_text = false;          // in a module's __init text
@@ -80,6 +81,18 @@ struct Site : HashLinked<Site> {
   char symbol[64] = {};
   char module_name[56] = {};
   okp_addr_t offset = 0;           // from the symbol's start
+  unsigned long func_size = 0;     // the containing function's size (0: unknown)
+
+  // Jump optimization (core/optimizer.cpp); registry lock unless marked [hit].
+  okp_addr_t detour = 0;           // the detour buffer (arch::kMaxDetourSize of slot cells)
+  okp_addr_t detour_copy = 0;      // [hit] a breakpoint hit resumes here (0: it steps/boosts)
+  u8 region_length = 0;            // original bytes the detour's copy runs
+  u8 jump[arch::kJumpCapacity] = {};
+  u8 jump_size = 0;
+  bool cannot_optimize = false;    // the plan was refused for good: not_optimized says why
+  Site* next_switching = nullptr;  // the batch switch_jumps patches (optimizer.cpp)
+  u32 queued_at = 0;               // Registry::queue_stamp_ when it entered kQueued
+  char not_optimized[OKP_REASON_MAX] = {};  // why not, "" while it may be
 };
 
 // The registry lock, held for a scope (as Zircon's Guard<Mutex>), and the proof of holding
@@ -116,6 +129,12 @@ class Registry {
   void finish_unregister(Locked, okp_kprobe* const* kps, int num);
   int set_probe_disabled(Locked, okp_kprobe* kp, bool disabled);
   void set_armed(bool armed);
+  // sysctl debug.okprobes-optimization changed: unoptimize every site (one batch) or queue
+  // every site that may be optimized again.
+  void set_optimization(bool enabled);
+  // The jump optimizer's worker (core/optimizer.cpp): plans the queued sites' detours, waits
+  // unlocked until no task can be inside their regions, then patches their jumps in one batch.
+  void run_optimizer();
   void module_going(const void* module);
   void module_live(const void* module);
   int blacklist_add(okp_addr_t start, okp_addr_t end, const char* symbol, const char* source,
@@ -161,6 +180,19 @@ class Registry {
   ErrorOr<void> arm(Locked, Site& site);
   void disarm(Locked, Site& site);
   void update_site(Locked, Site& site);  // re-derive boost and armed from the probes there
+  // --- Jump optimization (core/optimizer.cpp) ---
+  // Queues the site for the optimizer, or takes it back to its breakpoint and says why not.
+  void update_optimization(Locked, Site& site, bool any_post);
+  const char* optimization_blocker(Locked, const Site& site, bool any_post) const;
+  void sync_optimized_flags(Locked, Site& site);
+  bool plan_optimization(Locked, Site& site);
+  // Jump <-> breakpoint for every site of the batch (linked by next_switching), two syncs.
+  void switch_jumps(Locked, Site* batch, bool to_jump);
+  void unoptimize(Locked, Site& site);
+  // A new breakpoint at addr: a queued or optimized site whose region covers it goes back to
+  // stepping its own breakpoint (the new one must see every hit).
+  void yield_regions_over(Locked, okp_addr_t addr);
+  void set_not_optimized(Locked, Site& site, const char* why);
   // The site is out of the table and no CPU can be in it (a grace period passed, or it was
   // never armed): its step slot is free again, its boosted slot retired.
   void release_site(Locked, Site& site);
@@ -187,6 +219,7 @@ class Registry {
     char reason[OKP_REASON_MAX];
   } refusals_[kRefusals] = {};
   usize next_refusal_ = 0;
+  u32 queue_stamp_ = 0;  // counts entries into kQueued; registry lock
 };
 
 // The one registry. Constant-initialised (no static constructor); inline so the hit path

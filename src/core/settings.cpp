@@ -36,5 +36,6 @@ extern "C" int okp_core_optimization(void) { return okp::settings().optimization
 extern "C" int okp_core_set_optimization(int enabled) {
   if (enabled != 0 && enabled != 1) return okp::to_kernel_errno(okp::Errno::kInval);
   okp::settings().set_optimization(enabled);
+  if (okp::settings().optimization_observer) okp::settings().optimization_observer(enabled);
   return 0;
 }

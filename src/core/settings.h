@@ -18,6 +18,9 @@ class Settings {
   // Whether jump optimization may be used (sysctl debug.okprobes-optimization).
   bool optimization() const { return __atomic_load_n(&optimization_, __ATOMIC_ACQUIRE); }
   void set_optimization(bool v) { __atomic_store_n(&optimization_, v, __ATOMIC_RELEASE); }
+  // Called (writer context, may sleep) after `optimization` changed: the probe table
+  // unoptimizes or re-queues its sites. Set once at core init, as armed_observer.
+  void (*optimization_observer)(bool enabled) = nullptr;
 
  private:
   bool armed_ = true;

@@ -68,6 +68,13 @@ const char *okp_kprobe_reason(const struct okp_kprobe *p)
 }
 EXPORT_SYMBOL_GPL(okp_kprobe_reason);
 
+void okp_wait_for_optimizer(void)
+{
+	might_sleep();
+	okp_seam_flush_optimizer();
+}
+EXPORT_SYMBOL_GPL(okp_wait_for_optimizer);
+
 int okp_register_kretprobe(struct okp_kretprobe *rp)
 {
 	might_sleep();

@@ -38,6 +38,7 @@ struct okp_ksyms {
 	unsigned long text_mutex;
 	unsigned long kprobe_table;	/* the kernel's kprobes' hash, read-only */
 	unsigned long _stext, _etext, _sinittext, _einittext;
+	unsigned long __start___ex_table, __stop___ex_table;
 	unsigned long __kprobes_text_start, __kprobes_text_end;
 	unsigned long __entry_text_start, __entry_text_end;
 	unsigned long __irqentry_text_start, __irqentry_text_end;
@@ -69,6 +70,7 @@ int okp_blacklist_init(void);
 okp_addr_t okp_trap_entry_point(void);
 okp_addr_t okp_ftrace_entry_point(void);
 okp_addr_t okp_return_entry_point(void);
+okp_addr_t okp_detour_entry_point(void);	/* 0 on arches without jump optimization */
 void okp_blacklist_module(struct module *mod);
 int okp_trap_init(void);
 void okp_trap_exit(void);

@@ -42,6 +42,8 @@ static const struct okp_ksym_want okp_wanted[] = {
 	WANT_DATA(_etext),
 	WANT_DATA(_sinittext),
 	WANT_DATA(_einittext),
+	WANT_DATA(__start___ex_table),
+	WANT_DATA(__stop___ex_table),
 	WANT_DATA(__kprobes_text_start),
 	WANT_DATA(__kprobes_text_end),
 	WANT_DATA(__entry_text_start),

@@ -111,6 +111,34 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
  * instructions. expect as for okp_seam_patch_text. Per arch (src/kernel/arch/<arch>/). */
 int okp_seam_patch_text_live(okp_addr_t addr, const void *bytes, const void *expect,
 			     unsigned long len);
+/*
+ * Jump optimization's batched patching (x86-64): the caller takes text_mutex once, writes
+ * several sites with okp_seam_poke_text (no sync; expect as for okp_seam_patch_text), then
+ * okp_seam_text_sync() makes every CPU see all of them before any further stage.
+ */
+void okp_seam_text_lock(void);
+void okp_seam_text_unlock(void);
+int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, unsigned long len);
+void okp_seam_text_sync(void);
+/* okp_detour_entry's address (the detours' common entry, x86-64), 0 on other arches. */
+okp_addr_t okp_seam_detour_entry(void);
+/* An exception-table entry: the instruction that may fault, and its fixup. */
+struct okp_extable_entry {
+	okp_addr_t insn;
+	okp_addr_t fixup;
+};
+/* The entries whose instruction or fixup lies in [start, end) (vmlinux and modules): at most
+ * max written to out; returns how many there are (more than max: out is partial), or -ENOENT
+ * when this kernel's exception table cannot be found. */
+int okp_seam_extable_in(okp_addr_t start, okp_addr_t end, struct okp_extable_entry *out,
+			unsigned int max);
+/* The jump optimizer's work item (see core/optimizer): defer runs okp_core_run_optimizer()
+ * after a short delay that batches registrations; flush runs it now and waits (registry lock
+ * NOT held); cancel waits for a running one and drops a pending one (unload). */
+void okp_seam_defer_optimizer(void);
+void okp_seam_flush_optimizer(void);
+void okp_seam_cancel_optimizer(void);
+
 /* The executable region slots live in (okprobes' own RX text, near the kernel). */
 okp_addr_t okp_seam_slot_area(unsigned long *size);
 
@@ -175,6 +203,8 @@ void okp_core_refused_show(void (*emit)(void *ctx, const char *line), void *ctx)
 
 int okp_core_init(void);
 void okp_core_exit(void);
+/* The jump optimizer's worker body (process context, takes the registry lock itself). */
+void okp_core_run_optimizer(void);
 /* The slot-collection worker's body (process context, takes the registry lock itself). */
 void okp_core_collect_slots(void);
 /* Parses a 0/1 switch as written to debugfs/sysctl ("0", "1", optional newline). */
@@ -188,6 +218,10 @@ int okp_core_set_optimization(int enabled);
  * this CPU's state; the caller runs with interrupts off, so it stays this CPU's.
  */
 int okp_core_on_breakpoint(struct okp_regs *regs, struct okp_cpu_state *cpu);
+/* A jump-optimized probe was reached: okp_detour_entry saved regs and calls this with
+ * preemption off (interrupts as at the probe). copy: the detour's relocated copy (the entry's
+ * return address). On return regs->ip is where to go on: copy, or where a handler sent it. */
+void okp_core_on_detour(okp_addr_t copy, struct okp_regs *regs, struct okp_cpu_state *cpu);
 /* The ftrace path: a function-entry site was reached; regs->ip == site. */
 void okp_core_on_ftrace(okp_addr_t site, struct okp_regs *regs, int ipmodify,
 			struct okp_cpu_state *cpu);

@@ -14,6 +14,9 @@ SeamCounters& seam_counters() {
   return counters;
 }
 
+alignas(4096) uint8_t g_text[4096];
+alignas(4096) uint8_t g_slots[128 * 1024];
+
 namespace {
 
 // Hand-assembled x86-64 functions, each padded with int3 to 64 bytes.
@@ -34,9 +37,7 @@ const FakeFunction kFunctions[] = {
 constexpr size_t kFunctionSize = 64;
 constexpr size_t kTextSize = 4096;
 
-alignas(4096) uint8_t g_text[kTextSize];
 alignas(4096) uint8_t g_pristine[kTextSize];
-alignas(4096) uint8_t g_slots[128 * 1024];
 
 struct Placed {
   okp_addr_t start;
@@ -205,6 +206,27 @@ extern "C" int okp_seam_patch_text_live(okp_addr_t addr, const void* bytes, cons
                                         unsigned long len) {
   return okp_seam_patch_text(addr, bytes, expect, len);
 }
+
+// Jump optimization's batches: text_mutex is the host's lock_held's companion.
+extern "C" void okp_seam_text_lock(void) { seam_counters().text_lock_held = true; }
+extern "C" void okp_seam_text_unlock(void) { seam_counters().text_lock_held = false; }
+extern "C" int okp_seam_poke_text(okp_addr_t addr, const void* bytes, const void* expect,
+                                  unsigned long len) {
+  if (!seam_counters().text_lock_held) ++seam_counters().pokes_without_text_lock;
+  return okp_seam_patch_text(addr, bytes, expect, len);
+}
+extern "C" void okp_seam_text_sync(void) { ++seam_counters().text_syncs; }
+// The detours' common entry: any address within reach of the slot area does on the host.
+extern "C" okp_addr_t okp_seam_detour_entry(void) { return reinterpret_cast<okp_addr_t>(okp_host::g_text); }
+extern "C" int okp_seam_extable_in(okp_addr_t, okp_addr_t, struct okp_extable_entry*, unsigned int) {
+  return 0;
+}
+extern "C" void okp_seam_defer_optimizer(void) { ++seam_counters().deferred_optimizations; }
+extern "C" void okp_seam_flush_optimizer(void) {
+  if (seam_counters().lock_held) ++seam_counters().waits_under_lock;
+  okp_core_run_optimizer();
+}
+extern "C" void okp_seam_cancel_optimizer(void) {}
 
 extern "C" okp_addr_t okp_seam_slot_area(unsigned long* size) {
   okp_host::placed();

@@ -23,8 +23,17 @@ struct SeamCounters {
   long patches = 0;
   long patches_without_lock = 0;  // text written without the registry lock
   long deferred_collections = 0;
+  // Jump optimization.
+  bool text_lock_held = false;
+  long pokes_without_text_lock = 0;
+  long text_syncs = 0;
+  long deferred_optimizations = 0;
 };
 SeamCounters& seam_counters();
+
+// The fake kernel's text and slot area (okp_seam_slot_area).
+extern uint8_t g_text[];
+extern uint8_t g_slots[128 * 1024];
 
 // The fake kernel text: functions placed by name, probed and patched like the real one.
 okp_addr_t fake_function(const std::string& name);  // 0 when there is none

@@ -12,8 +12,9 @@
  * copy_from_kernel_nofault, finds the instruction boundaries with the kernel's own x86 decoder
  * (arch/x86/lib/insn.c and inat.c compiled into this module: a decoder other than okprobes'),
  * then calls okp_register_kprobe at every byte offset with a pre_handler that only counts.
- * Expected: every offset that is not a boundary is refused with -EILSEQ (or, in a blacklisted
- * function, -EINVAL "blacklisted", counted apart); every boundary is accepted or refused with
+ * Expected: every offset that is not a boundary is refused with -EILSEQ (or, counted apart, as
+ * okprobes checks these first: -EINVAL "blacklisted", or -EBUSY because an int3 before it that
+ * okprobes cannot explain, e.g. after a call, hides where the instructions are); every boundary is accepted or refused with
  * another errno and a non-empty reason, except that a last instruction whose bytes run past
  * the symbol's end (retbleed_untrain_ret's "test $0xcc,%bl" overlapping the next symbol) may
  * be refused with -EILSEQ: okprobes decodes within the symbol (counted apart). Accepted probes stay armed until the script wrote
@@ -116,7 +117,8 @@ static atomic_long_t hits;
 
 static struct {
 	unsigned long funcs_done, unreadable, decode_stops, offsets, boundaries, nonboundaries;
-	unsigned long accepted, moved, nb_ilseq, nb_blacklisted, b_refused, batches, max_armed;
+	unsigned long accepted, moved, nb_ilseq, nb_blacklisted, nb_hidden, b_refused, batches;
+	unsigned long max_armed;
 	unsigned long nb_accepted, nb_wrong, b_ilseq, b_no_reason, text_mismatch, b_crossing_ilseq;
 	unsigned long splat;	/* a taint flag of a splat appeared, or lockdep turned off */
 	unsigned long errno_count[K_NR][256];	/* by -errno, 0 = accepted */
@@ -530,6 +532,8 @@ static void try_offset(struct sweep_func *f, unsigned int off)
 		st.nb_ilseq++;
 	} else if (ret == -EINVAL && strstr(reason, "blacklisted")) {
 		st.nb_blacklisted++;
+	} else if (ret == -EBUSY && strstr(reason, "hides the instructions before the probe")) {
+		st.nb_hidden++;
 	} else {
 		st.nb_wrong++;
 		failure("a non-boundary not refused with -EILSEQ", f, off, ret, reason);
@@ -703,11 +707,11 @@ static int report_show(struct seq_file *m, void *v)
 	pass = nfuncs > 0 && st.funcs_done == nfuncs && !narmed && !failures();
 	seq_printf(m, "OKP-SWEEP: %s funcs=%lu offsets=%lu boundaries=%lu accepted=%lu moved=%lu "
 		   "refused_boundary=%lu nonboundaries=%lu refused_ilseq_ok=%lu "
-		   "refused_blacklisted_ok=%lu hits=%ld failures=%lu text_mismatch=%lu "
+		   "refused_blacklisted_ok=%lu refused_hidden_ok=%lu hits=%ld failures=%lu text_mismatch=%lu "
 		   "crossing_end_ilseq=%lu decode_stops=%lu unreadable=%lu batches=%lu max_armed=%lu register_ms=%llu "
 		   "(accepting %llu, refusing %llu) unregister_ms=%llu\n", pass ? "PASS" : "FAIL", st.funcs_done, st.offsets,
 		   st.boundaries, st.accepted, st.moved, st.b_refused, st.nonboundaries, st.nb_ilseq,
-		   st.nb_blacklisted, atomic_long_read(&hits), failures(), st.text_mismatch,
+		   st.nb_blacklisted, st.nb_hidden, atomic_long_read(&hits), failures(), st.text_mismatch,
 		   st.b_crossing_ilseq, st.decode_stops, st.unreadable, st.batches, st.max_armed,
 		   div_u64(st.register_ns, NSEC_PER_MSEC), div_u64(st.accept_ns, NSEC_PER_MSEC),
 		   div_u64(st.refuse_ns, NSEC_PER_MSEC), div_u64(st.unregister_ns, NSEC_PER_MSEC));

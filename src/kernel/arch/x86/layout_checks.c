@@ -10,6 +10,7 @@
 #include <asm/ptrace.h>
 
 #include "seam/okp_seam.h"
+#include "detour_layout.h"
 
 #define OKP_SAME_FIELD(ours, theirs) \
 	static_assert(offsetof(struct okp_regs, ours) == offsetof(struct pt_regs, theirs) && \
@@ -21,3 +22,16 @@ OKP_SAME_FIELD(cx, cx); OKP_SAME_FIELD(dx, dx); OKP_SAME_FIELD(si, si);
 OKP_SAME_FIELD(di, di); OKP_SAME_FIELD(r8, r8); OKP_SAME_FIELD(r9, r9);
 OKP_SAME_FIELD(orig_ax, orig_ax); OKP_SAME_FIELD(ip, ip); OKP_SAME_FIELD(flags, flags);
 OKP_SAME_FIELD(sp, sp); OKP_SAME_FIELD(ss, ss);
+
+/* The frame detour_entry.S builds, by offsets an assembly file can use. */
+#define OKP_SAME_OFFSET(ours, theirs) \
+	static_assert(ours == offsetof(struct pt_regs, theirs), #ours " is not pt_regs." #theirs)
+OKP_SAME_OFFSET(OKP_PT_R15, r15); OKP_SAME_OFFSET(OKP_PT_R14, r14); OKP_SAME_OFFSET(OKP_PT_R13, r13);
+OKP_SAME_OFFSET(OKP_PT_R12, r12); OKP_SAME_OFFSET(OKP_PT_BP, bp); OKP_SAME_OFFSET(OKP_PT_BX, bx);
+OKP_SAME_OFFSET(OKP_PT_R11, r11); OKP_SAME_OFFSET(OKP_PT_R10, r10); OKP_SAME_OFFSET(OKP_PT_R9, r9);
+OKP_SAME_OFFSET(OKP_PT_R8, r8); OKP_SAME_OFFSET(OKP_PT_AX, ax); OKP_SAME_OFFSET(OKP_PT_CX, cx);
+OKP_SAME_OFFSET(OKP_PT_DX, dx); OKP_SAME_OFFSET(OKP_PT_SI, si); OKP_SAME_OFFSET(OKP_PT_DI, di);
+OKP_SAME_OFFSET(OKP_PT_ORIG_AX, orig_ax); OKP_SAME_OFFSET(OKP_PT_IP, ip);
+OKP_SAME_OFFSET(OKP_PT_CS, cs); OKP_SAME_OFFSET(OKP_PT_FLAGS, flags);
+OKP_SAME_OFFSET(OKP_PT_SP, sp); OKP_SAME_OFFSET(OKP_PT_SS, ss);
+static_assert(OKP_PT_SIZE == sizeof(struct pt_regs), "OKP_PT_SIZE is not sizeof(struct pt_regs)");

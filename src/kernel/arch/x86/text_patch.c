@@ -137,3 +137,39 @@ out:
 	mutex_unlock(text_mutex);
 	return ret;
 }
+
+/*
+ * The jump optimizer's batches (core/optimizer.cpp): text_mutex is taken once for a batch,
+ * each write is a text_poke, and one text_poke_sync per stage makes every CPU see them all.
+ */
+void okp_seam_text_lock(void)
+{
+	mutex_lock((struct mutex *)okp_ksyms.text_mutex);
+}
+
+void okp_seam_text_unlock(void)
+{
+	mutex_unlock((struct mutex *)okp_ksyms.text_mutex);
+}
+
+int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, unsigned long len)
+{
+	int ret;
+
+	lockdep_assert_held((struct mutex *)okp_ksyms.text_mutex);
+	if (!okp_ksyms.text_poke || len > OKP_EXPECT_MAX)
+		return -EINVAL;
+	if (expect) {
+		ret = okp_text_is(addr, expect, len);
+		if (ret)
+			return ret;
+	}
+	okp_ksyms.text_poke((void *)addr, bytes, len);
+	return 0;
+}
+
+void okp_seam_text_sync(void)
+{
+	if (okp_ksyms.text_poke_sync)
+		okp_ksyms.text_poke_sync();
+}

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+// The jump optimizer: a breakpoint probe's int3 becomes a `jmp rel32` to a detour that runs
+// the handlers and a relocated copy of the instructions under the jump (the "region"), with no
+// trap at all. Arch pieces: arch::plan_detour (x86-64: arch/x86/detour.h, the region check and
+// the relocator); elsewhere kJumpOptimization is false and nothing here runs.
+//
+// One batch, run by one work item at a time (okp_seam_defer_optimizer, after a short delay
+// that gathers registrations):
+//  1. Locked: every kQueued site gets its detour planned (the whole function decoded, the
+//     region checked and relocated) and written into slot-pool cells, and its copy published:
+//     from then on its breakpoint hits resume in the copy, never in a boosted slot or a step
+//     whose way back lands inside the region.
+//  2. Unlocked: an RCU grace period (no CPU is still in the breakpoint handler with the old
+//     decision), then a tasks-RCU one (no task is preempted inside the region, or in a boosted
+//     slot about to jump back into it).
+//  3. Locked: the sites still kQueued since before step 1 get their jumps, all at once, as
+//     the kernel's int3-guarded patching does it: bytes 1..4 (the int3 still at byte 0 sends a
+//     CPU to the copy), sync, byte 0, sync. One pair of syncs per batch, not per probe.
+// Going back to the breakpoint is the mirror (byte 0 = int3, sync, bytes 1..4, sync) and waits
+// for nothing: the detour stays until its site is freed, and its cells are freed only after
+// a tasks-RCU grace period (Registry::release_site retires them).
+//
+// Lock order: registry lock -> text_mutex (okp_seam_text_lock). Nothing here waits for a
+// grace period with the registry lock held.
+#include "core/registry.h"
+#include "core/settings.h"
+#include "core/string.h"
+
+namespace okp {
+
+namespace {
+
+bool has_post_handler(const Site& s) {
+  for (const ProbeRecord* r = s.probes; r; r = r->next_at_site)
+    if (r->kp->post_handler) return true;
+  return false;
+}
+
+void recover_trampoline(okp_addr_t start, u8* bytes, usize n) {
+  g_registry.recover_original(start, bytes, n);
+}
+
+}  // namespace
+
+const char* Registry::optimization_blocker(Locked, const Site& s, bool any_post) const {
+  if (!arch::kJumpOptimization || s.ftrace) return "";  // nothing to say: no trap to save
+  if (!settings().optimization())
+    return "not optimized: optimization off (debug.okprobes-optimization=0)";
+  if (any_post) return "not optimized: a post_handler needs the trap after the instruction";
+  if (s.cannot_optimize) return s.not_optimized;
+  return nullptr;
+}
+
+void Registry::set_not_optimized(Locked lock, Site& s, const char* why) {
+  okp_seam_assert_registry_locked();
+  (void)lock;
+  if (why != s.not_optimized) copy_string(s.not_optimized, sizeof(s.not_optimized), why);
+  for (ProbeRecord* r = s.probes; r; r = r->next_at_site)
+    copy_string(r->kp->okp_reason, OKP_REASON_MAX, s.not_optimized);
+}
+
+void Registry::sync_optimized_flags(Locked, Site& s) {
+  const bool on = s.state == SiteState::kOptimized;
+  for (ProbeRecord* r = s.probes; r; r = r->next_at_site) {
+    okp_kprobe* kp = r->kp;
+    const unsigned int f = __atomic_load_n(&kp->flags, __ATOMIC_RELAXED);
+    const unsigned int want = on ? (f | OKP_KPROBE_FLAG_OPTIMIZED) : (f & ~OKP_KPROBE_FLAG_OPTIMIZED);
+    if (want != f) __atomic_store_n(&kp->flags, want, __ATOMIC_RELAXED);
+    if (on) kp->okp_reason[0] = '\0';
+  }
+}
+
+void Registry::update_optimization(Locked lock, Site& s, bool any_post) {
+  if (!s.live()) return;
+  if (const char* why = optimization_blocker(lock, s, any_post)) {
+    if (s.state == SiteState::kOptimized) unoptimize(lock, s);
+    if (s.state == SiteState::kQueued) s.state = SiteState::kArmed;
+    // A post_handler needs the step after the instruction: hits stop resuming in the copy
+    // (the text beyond the breakpoint is the original again, so a step may return into it).
+    if (any_post) __atomic_store_n(&s.detour_copy, 0, __ATOMIC_RELEASE);
+    if (*why) set_not_optimized(lock, s, why);
+    return;
+  }
+  if (s.state == SiteState::kArmed) {
+    s.state = SiteState::kQueued;
+    s.queued_at = ++queue_stamp_;
+    okp_seam_defer_optimizer();
+  }
+}
+
+// Step 1 for one site: plan, write and publish its detour. False: not now (the reason is
+// set; cannot_optimize when it never will be).
+bool Registry::plan_optimization(Locked lock, Site& s) {
+  const okp_addr_t func_start = s.addr - s.offset;
+  if (!s.detour) s.detour = slots_.allocate(arch::kMaxDetourSize);
+  if (!s.detour) {
+    char why[OKP_REASON_MAX];
+    okp_seam_format(why, sizeof(why), "not optimized: all %lu slot cells are in use",
+                    static_cast<unsigned long>(slots_.capacity()));
+    set_not_optimized(lock, s, why);
+    return false;
+  }
+  auto planned = arch::plan_detour(s.addr, func_start, s.func_size, recover_trampoline, s.detour,
+                                   okp_seam_detour_entry());
+  char why[OKP_REASON_MAX] = "";
+  bool for_good = true;
+  if (planned.is_error()) {
+    copy_string(why, sizeof(why), planned.error().reason());
+  } else {
+    const arch::DetourPlan& plan = planned.value();
+    const okp_addr_t end = s.addr + plan.region_length;
+    const unsigned long at = s.offset, last = s.offset + plan.region_length - 1;
+    const Site* inner = nullptr;
+    for (okp_addr_t a = s.addr + 1; a < end && !inner; ++a) inner = table_.find(a);
+    okp_addr_t ftrace_site = 0;
+    for (okp_addr_t a = s.addr; a < end && !ftrace_site; ++a) ftrace_site = okp_seam_ftrace_site(a);
+    if (inner) {
+      for_good = false;  // until that probe goes
+      okp_seam_format(why, sizeof(why), "not optimized: the probe at +%#lx is inside the region "
+                      "+%#lx..+%#lx", inner->offset, at, last);
+    } else if (ftrace_site) {
+      okp_seam_format(why, sizeof(why), "not optimized: the ftrace call at +%#lx is inside the "
+                      "region +%#lx..+%#lx", ftrace_site - func_start, at, last);
+    } else if (const char* owner = okp_seam_text_owner(s.addr, plan.region_length)) {
+      okp_seam_format(why, sizeof(why), "not optimized: the region +%#lx..+%#lx holds text "
+                      "owned by: %s", at, last, owner);
+    } else if (const BlacklistEntry* b = blacklist_.find(s.addr, plan.region_length)) {
+      okp_seam_format(why, sizeof(why), "not optimized: the region +%#lx..+%#lx overlaps "
+                      "blacklisted %s", at, last, b->symbol);
+    } else if (okp_seam_read_nofault(s.original + 1, s.addr + 1, plan.jump_size - 1)) {
+      okp_seam_format(why, sizeof(why), "not optimized: cannot read the text at %#lx", s.addr);
+    } else if (okp_seam_patch_text(s.detour, plan.image, nullptr, plan.size)) {
+      okp_seam_format(why, sizeof(why), "not optimized: cannot write the detour at %#lx",
+                      s.detour);
+    } else {
+      recover_original(s.addr + 1, s.original + 1, plan.jump_size - 1);
+      s.region_length = plan.region_length;
+      for (usize i = 0; i < plan.jump_size; ++i) s.jump[i] = plan.jump[i];
+      s.jump_size = plan.jump_size;
+      __atomic_store_n(&s.detour_copy, plan.copy, __ATOMIC_RELEASE);
+      return true;
+    }
+  }
+  // Never published: the cells may be reused at once.
+  slots_.release(s.detour, arch::kMaxDetourSize);
+  s.detour = 0;
+  s.cannot_optimize = for_good;
+  set_not_optimized(lock, s, why);
+  return false;
+}
+
+void Registry::run_optimizer() {
+  u32 stamp;
+  usize ready = 0;
+  {
+    RegistryGuard guard;
+    table_.for_each([&](Site& s) {
+      if (s.state != SiteState::kQueued) return;
+      if (!s.detour_copy && !plan_optimization(guard, s)) {
+        s.state = SiteState::kArmed;
+        return;
+      }
+      ++ready;
+    });
+    stamp = queue_stamp_;
+  }
+  if (!ready) return;
+  okp_seam_synchronize_rcu();
+  okp_seam_synchronize_tasks();
+  RegistryGuard guard;
+  Site* batch = nullptr;
+  bool later = false;
+  table_.for_each([&](Site& s) {
+    if (s.state != SiteState::kQueued) return;
+    if (s.queued_at > stamp || !s.detour_copy) {
+      later = true;  // queued during the wait: its own wait comes with the next batch
+      return;
+    }
+    s.next_switching = batch;
+    batch = &s;
+  });
+  if (batch) switch_jumps(guard, batch, true);
+  if (later) okp_seam_defer_optimizer();
+}
+
+void Registry::switch_jumps(Locked lock, Site* batch, bool to_jump) {
+  okp_seam_assert_registry_locked();
+  // Pin each module whose text is patched; a module going away is left to its notifier.
+  Site** link = &batch;
+  while (Site* s = *link) {
+    if (s->module && okp_seam_module_get(s->module)) {
+      *link = s->next_switching;
+      continue;
+    }
+    link = &s->next_switching;
+  }
+  okp_seam_text_lock();
+  for (Site** p = &batch; *p;) {  // stage 1
+    Site& s = **p;
+    const arch::Breakpoint bp = arch::breakpoint_of(s.plan);
+    const int err = to_jump ? okp_seam_poke_text(s.addr + 1, s.jump + 1, s.original + 1, s.jump_size - 1)
+                            : okp_seam_poke_text(s.addr, bp.bytes, s.jump, bp.size);
+    if (err) {
+      // The text is not what the site says: leave it as it is, say so.
+      okp_seam_invariant_failed("optimized site's text changed under us", __FILE__, __LINE__);
+      if (s.module) okp_seam_module_put(s.module);
+      *p = s.next_switching;
+      continue;
+    }
+    p = &s.next_switching;
+  }
+  okp_seam_text_sync();
+  for (Site* s = batch; s; s = s->next_switching) {  // stage 2
+    const arch::Breakpoint bp = arch::breakpoint_of(s->plan);
+    const int err = to_jump ? okp_seam_poke_text(s->addr, s->jump, bp.bytes, bp.size)
+                            : okp_seam_poke_text(s->addr + 1, s->original + 1, s->jump + 1, s->jump_size - 1);
+    if (err) okp_seam_invariant_failed("optimized site's text changed mid-switch", __FILE__, __LINE__);
+  }
+  okp_seam_text_sync();
+  okp_seam_text_unlock();
+  for (Site* s = batch; s;) {
+    Site* next = s->next_switching;
+    s->next_switching = nullptr;
+    s->state = to_jump ? SiteState::kOptimized : SiteState::kArmed;
+    s->patch_size = to_jump ? s->jump_size : arch::breakpoint_of(s->plan).size;
+    if (s->module) okp_seam_module_put(s->module);
+    sync_optimized_flags(lock, *s);
+    s = next;
+  }
+}
+
+void Registry::unoptimize(Locked lock, Site& s) {
+  if (s.state != SiteState::kOptimized) return;
+  s.next_switching = nullptr;
+  switch_jumps(lock, &s, false);
+}
+
+void Registry::yield_regions_over(Locked lock, okp_addr_t addr) {
+  if (!arch::kJumpOptimization) return;
+  // A region is the jump's bytes rounded up to whole instructions: it starts at most this far
+  // before a byte it covers.
+  constexpr usize kReach = arch::kMaxPatchSize + arch::kMaxInsnLength - 1;
+  for (usize back = 1; back < kReach && back <= addr; ++back) {
+    Site* s = table_.find(addr - back);
+    if (!s || !s->detour_copy || addr >= s->addr + s->region_length) continue;
+    unoptimize(lock, *s);
+    if (s->state == SiteState::kQueued) s->state = SiteState::kArmed;
+    // The new breakpoint must see every hit: the old site steps its own instruction again
+    // (the text after its breakpoint is the original once more).
+    __atomic_store_n(&s->detour_copy, 0, __ATOMIC_RELEASE);
+    char why[OKP_REASON_MAX];
+    okp_seam_format(why, sizeof(why), "not optimized: the probe at +%#lx is inside the region "
+                    "+%#lx..+%#lx", s->offset + back, s->offset, s->offset + s->region_length - 1);
+    set_not_optimized(lock, *s, why);
+  }
+}
+
+void Registry::set_optimization(bool enabled) {
+  RegistryGuard guard;
+  if (!enabled) {
+    Site* batch = nullptr;
+    table_.for_each([&](Site& s) {
+      if (s.state != SiteState::kOptimized) return;
+      s.next_switching = batch;
+      batch = &s;
+    });
+    if (batch) switch_jumps(guard, batch, false);
+  }
+  table_.for_each([&](Site& s) { update_optimization(guard, s, has_post_handler(s)); });
+}
+
+}  // namespace okp
+
+extern "C" void okp_core_run_optimizer(void) { okp::registry().run_optimizer(); }

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * okp_detour_entry: every detour's `call` lands here (arch/x86/detour.h has the detour's
+ * layout). On entry the stack holds the return address, i.e. the detour's relocated copy,
+ * right below the probed code's own stack. It saves a full struct pt_regs (ip is filled by the
+ * core, sp is the probed code's), calls okp_detour_hit(copy, regs), restores every register
+ * and the flags from regs (a handler's changes take effect) and returns to regs->ip: the copy,
+ * or where a pre_handler sent execution.
+ *
+ * Only ever reached by a direct call from a detour: no ENDBR. UNWIND_HINT_REGS makes ORC
+ * unwind through the saved regs into the probed function, so a stack trace taken in a handler
+ * shows the probed function and its callers (the detour itself has no ORC data).
+ */
+#include <linux/linkage.h>
+#include <linux/objtool.h>
+#include <asm/asm.h>
+#include <asm/segment.h>
+#include <asm/unwind_hints.h>
+
+#include "detour_layout.h"
+
+	/* .kprobes.text: the hit path, never probed (okprobes' text is blacklisted whole). */
+	.section .kprobes.text, "ax"
+SYM_CODE_START(okp_detour_entry)
+	UNWIND_HINT_FUNC
+	ANNOTATE_NOENDBR
+	pushq	$__KERNEL_DS		/* ss */
+	pushq	$0			/* sp, below */
+	pushfq				/* flags */
+	pushq	$__KERNEL_CS		/* cs */
+	pushq	$0			/* ip: the core sets it */
+	pushq	$-1			/* orig_ax */
+	pushq	%rdi
+	pushq	%rsi
+	pushq	%rdx
+	pushq	%rcx
+	pushq	%rax
+	pushq	%r8
+	pushq	%r9
+	pushq	%r10
+	pushq	%r11
+	pushq	%rbx
+	pushq	%rbp
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	UNWIND_HINT_REGS
+	/* The probed code's stack pointer: above the regs and our return address. */
+	leaq	OKP_PT_SIZE + 8(%rsp), %rax
+	movq	%rax, OKP_PT_SP(%rsp)
+	movq	OKP_PT_SIZE(%rsp), %rdi	/* the copy */
+	movq	%rsp, %rsi
+	call	okp_detour_hit
+	/* Where to go on: the return address becomes regs->ip. */
+	movq	OKP_PT_IP(%rsp), %rax
+	movq	%rax, OKP_PT_SIZE(%rsp)
+	movq	OKP_PT_R15(%rsp), %r15
+	movq	OKP_PT_R14(%rsp), %r14
+	movq	OKP_PT_R13(%rsp), %r13
+	movq	OKP_PT_R12(%rsp), %r12
+	movq	OKP_PT_BP(%rsp), %rbp
+	movq	OKP_PT_BX(%rsp), %rbx
+	movq	OKP_PT_R11(%rsp), %r11
+	movq	OKP_PT_R10(%rsp), %r10
+	movq	OKP_PT_R9(%rsp), %r9
+	movq	OKP_PT_R8(%rsp), %r8
+	movq	OKP_PT_AX(%rsp), %rax
+	movq	OKP_PT_CX(%rsp), %rcx
+	movq	OKP_PT_DX(%rsp), %rdx
+	movq	OKP_PT_SI(%rsp), %rsi
+	movq	OKP_PT_DI(%rsp), %rdi
+	/* Flags last: nothing after this may change them (lea does not). */
+	pushq	OKP_PT_FLAGS(%rsp)
+	popfq
+	leaq	OKP_PT_SIZE(%rsp), %rsp
+	UNWIND_HINT_FUNC
+	RET
+SYM_CODE_END(okp_detour_entry)

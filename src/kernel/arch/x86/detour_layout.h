@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * struct pt_regs as detour_entry.S builds it: offsets an assembly file cannot take from C,
+ * checked against the kernel's own definition in layout_checks.c.
+ */
+#ifndef OKP_X86_DETOUR_LAYOUT_H
+#define OKP_X86_DETOUR_LAYOUT_H
+
+#define OKP_PT_R15 0
+#define OKP_PT_R14 8
+#define OKP_PT_R13 16
+#define OKP_PT_R12 24
+#define OKP_PT_BP 32
+#define OKP_PT_BX 40
+#define OKP_PT_R11 48
+#define OKP_PT_R10 56
+#define OKP_PT_R9 64
+#define OKP_PT_R8 72
+#define OKP_PT_AX 80
+#define OKP_PT_CX 88
+#define OKP_PT_DX 96
+#define OKP_PT_SI 104
+#define OKP_PT_DI 112
+#define OKP_PT_ORIG_AX 120
+#define OKP_PT_IP 128
+#define OKP_PT_CS 136
+#define OKP_PT_FLAGS 144
+#define OKP_PT_SP 152
+#define OKP_PT_SS 160
+#define OKP_PT_SIZE 168
+
+#endif

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+// The jump optimizer (core/optimizer.cpp) over the fake kernel of host_seam.cpp: a probe is
+// queued when armed, the batch plans its detour, waits (unlocked) and patches the jump in two
+// stages; the detour's layout; hits through the detour and through the breakpoint while a
+// detour exists; unoptimizing by the sysctl; refusals with their reasons.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include <okprobes/okprobes.h>
+
+#include "arch/x86/detour.h"
+#include "core/registry.h"
+#include "host_seam.h"
+
+namespace {
+
+using okp_host::fake_function;
+using okp_host::seam_counters;
+
+okp_addr_t g_seen_ip = 0;
+unsigned long g_seen_di = 0;
+int g_pre_hits = 0;
+int record(okp_kprobe*, pt_regs* regs) {
+  auto* r = reinterpret_cast<okp_regs*>(regs);
+  g_seen_ip = r->ip;
+  g_seen_di = r->di;
+  ++g_pre_hits;
+  return 0;
+}
+void post(okp_kprobe*, pt_regs*, unsigned long) {}
+
+int32_t rel32_at(okp_addr_t at) {
+  int32_t v;
+  std::memcpy(&v, reinterpret_cast<const void*>(at), sizeof(v));
+  return v;
+}
+uint8_t byte_at(okp_addr_t at) { return *reinterpret_cast<const uint8_t*>(at); }
+
+class Optimizer : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ASSERT_EQ(okp_core_init(), 0); }
+  void SetUp() override {
+    ASSERT_TRUE(okp_host::fake_text_pristine());
+    auto& c = seam_counters();
+    c.waits_under_lock = c.unlocked_asserts = c.patches_without_lock = 0;
+    c.pokes_without_text_lock = c.text_syncs = c.deferred_optimizations = 0;
+    c.rcu_waits = c.tasks_waits = 0;
+    g_pre_hits = 0;
+  }
+  void TearDown() override {
+    ASSERT_EQ(okp_core_set_optimization(1), 0);
+    auto& c = seam_counters();
+    EXPECT_EQ(c.waits_under_lock, 0) << "a grace period was waited for under the registry lock";
+    EXPECT_EQ(c.unlocked_asserts, 0);
+    EXPECT_EQ(c.patches_without_lock, 0);
+    EXPECT_EQ(c.pokes_without_text_lock, 0) << "a batch wrote text without text_mutex";
+    EXPECT_FALSE(c.text_lock_held);
+    EXPECT_TRUE(okp_host::fake_text_pristine()) << "the text was not restored";
+  }
+  static okp_kprobe probe(const char* sym, unsigned int off, okp_kprobe_post_handler_t p = nullptr) {
+    okp_kprobe kp = {};
+    kp.symbol_name = sym;
+    kp.offset = off;
+    kp.pre_handler = record;
+    kp.post_handler = p;
+    return kp;
+  }
+  // The detour the jump at addr leads to: its buffer (the jump targets the call at +8).
+  static okp_addr_t detour_of(okp_addr_t addr) {
+    return addr + 5 + static_cast<okp_addr_t>(static_cast<int64_t>(rel32_at(addr + 1))) -
+           okp::x86::kDetourCallOffset;
+  }
+};
+
+// fake_add_one: mov %rdi,%rax (3); add $1,%rax (4); ret.
+TEST_F(Optimizer, QueuesOnArmThenPatchesTheJumpAfterTheWaits) {
+  okp_kprobe kp = probe("fake_add_one", 0);
+  const okp_addr_t at = fake_function("fake_add_one");
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  EXPECT_EQ(byte_at(at), 0xcc) << "armed with a breakpoint at once";
+  EXPECT_GE(seam_counters().deferred_optimizations, 1);
+  EXPECT_FALSE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED);
+
+  okp_core_run_optimizer();
+  ASSERT_TRUE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED) << kp.okp_reason;
+  EXPECT_STREQ(kp.okp_reason, "");
+  EXPECT_GE(seam_counters().rcu_waits, 1);
+  EXPECT_GE(seam_counters().tasks_waits, 1) << "no task may be inside the region";
+  EXPECT_EQ(seam_counters().text_syncs, 2) << "one sync per stage";
+  ASSERT_EQ(byte_at(at), 0xe9);
+  const okp_addr_t detour = detour_of(at);
+  okp_addr_t owner;
+  std::memcpy(&owner, reinterpret_cast<const void*>(detour), sizeof(owner));
+  EXPECT_EQ(owner, at) << "the detour names its probe by address";
+  EXPECT_EQ(byte_at(detour + 8), 0xe8) << "call okp_detour_entry";
+  const okp_addr_t copy = detour + okp::x86::kDetourCopyOffset;
+  const uint8_t region[] = {0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01};
+  EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(copy), region, sizeof(region)), 0);
+  EXPECT_EQ(byte_at(copy + 7), 0xe9);
+  EXPECT_EQ(copy + 12 + static_cast<okp_addr_t>(static_cast<int64_t>(rel32_at(copy + 8))), at + 7)
+      << "the copy jumps back after the region";
+
+  // A hit through the detour: handlers see the breakpoint convention, then the copy runs.
+  okp_regs regs = {};
+  regs.di = 41;
+  okp_cpu_state cpu = {};
+  okp_core_on_detour(copy, &regs, &cpu);
+  EXPECT_EQ(g_pre_hits, 1);
+  EXPECT_EQ(g_seen_ip, at + 1);
+  EXPECT_EQ(g_seen_di, 41u);
+  EXPECT_EQ(regs.ip, copy);
+  EXPECT_EQ(kp.nhit, 1u);
+  EXPECT_EQ(cpu.depth, 0u);
+
+  okp_core_unregister_kprobe(&kp);
+  // A task on its way through the detour after the unregister runs no handler, resumes in the copy.
+  regs.ip = 0;
+  okp_core_on_detour(copy, &regs, &cpu);
+  EXPECT_EQ(g_pre_hits, 1);
+  EXPECT_EQ(regs.ip, copy);
+  okp_core_collect_slots();
+}
+
+TEST_F(Optimizer, TheSysctlTakesProbesBackToTheBreakpointAndAgain) {
+  okp_kprobe kp = probe("fake_add_one", 0);
+  const okp_addr_t at = fake_function("fake_add_one");
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  okp_core_run_optimizer();
+  ASSERT_TRUE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED) << kp.okp_reason;
+  const okp_addr_t copy = detour_of(at) + okp::x86::kDetourCopyOffset;
+
+  ASSERT_EQ(okp_core_set_optimization(0), 0);
+  EXPECT_FALSE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED);
+  EXPECT_NE(std::strstr(kp.okp_reason, "optimization off"), nullptr) << kp.okp_reason;
+  const uint8_t armed[] = {0xcc, 0x89, 0xf8, 0x48, 0x83};
+  EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(at), armed, sizeof(armed)), 0)
+      << "back to the breakpoint over the original bytes";
+  // A breakpoint hit resumes in the detour's copy: nothing steps into the region.
+  okp_regs regs = {};
+  okp_cpu_state cpu = {};
+  regs.ip = at + 1;
+  EXPECT_EQ(okp_core_on_breakpoint(&regs, &cpu), 1);
+  EXPECT_EQ(regs.ip, copy);
+  EXPECT_EQ(g_pre_hits, 1);
+
+  ASSERT_EQ(okp_core_set_optimization(1), 0);
+  okp_core_run_optimizer();
+  EXPECT_TRUE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED) << kp.okp_reason;
+  EXPECT_EQ(detour_of(at) + okp::x86::kDetourCopyOffset, copy) << "the same detour again";
+  okp_core_unregister_kprobe(&kp);
+  okp_core_collect_slots();
+}
+
+TEST_F(Optimizer, DisableTakesTheJumpOutAndEnableBringsItBack) {
+  okp_kprobe kp = probe("fake_add_one", 0);
+  const okp_addr_t at = fake_function("fake_add_one");
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  okp_core_run_optimizer();
+  ASSERT_TRUE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED);
+  ASSERT_EQ(okp_core_set_kprobe_disabled(&kp, 1), 0);
+  EXPECT_FALSE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED);
+  EXPECT_EQ(byte_at(at), 0x48) << "disabled: the original text";
+  ASSERT_EQ(okp_core_set_kprobe_disabled(&kp, 0), 0);
+  EXPECT_EQ(byte_at(at), 0xcc);
+  okp_core_run_optimizer();
+  EXPECT_TRUE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED) << kp.okp_reason;
+  okp_core_unregister_kprobe(&kp);
+  okp_core_collect_slots();
+}
+
+TEST_F(Optimizer, APostHandlerKeepsTheBreakpointAndSaysWhy) {
+  okp_kprobe kp = probe("fake_add_one", 0, post);
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  okp_core_run_optimizer();
+  EXPECT_FALSE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED);
+  EXPECT_NE(std::strstr(kp.okp_reason, "post_handler"), nullptr) << kp.okp_reason;
+  okp_core_unregister_kprobe(&kp);
+}
+
+// fake_select: xor %eax,%eax (2); test %rdi,%rdi (3); je +3 (2); mov %rsi,%rax (3); ret.
+TEST_F(Optimizer, ARegionPastTheFunctionEndIsRefusedWithItsReason) {
+  okp_kprobe kp = probe("fake_select", 7);
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  okp_core_run_optimizer();
+  EXPECT_FALSE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED);
+  EXPECT_NE(std::strstr(kp.okp_reason, "not optimized: the region"), nullptr) << kp.okp_reason;
+  EXPECT_NE(std::strstr(kp.okp_reason, "crosses the end of the function"), nullptr) << kp.okp_reason;
+  okp_core_unregister_kprobe(&kp);
+}
+
+TEST_F(Optimizer, ANewProbeInsideARegionTakesItBackToItsBreakpoint) {
+  okp_kprobe outer = probe("fake_select", 0), inner = probe("fake_select", 2);
+  const okp_addr_t at = fake_function("fake_select");
+  ASSERT_EQ(okp_core_register_kprobe(&outer), 0) << outer.okp_reason;
+  okp_core_run_optimizer();
+  ASSERT_TRUE(outer.flags & OKP_KPROBE_FLAG_OPTIMIZED) << outer.okp_reason;
+  ASSERT_EQ(okp_core_register_kprobe(&inner), 0) << inner.okp_reason;
+  EXPECT_FALSE(outer.flags & OKP_KPROBE_FLAG_OPTIMIZED);
+  EXPECT_NE(std::strstr(outer.okp_reason, "inside the region"), nullptr) << outer.okp_reason;
+  EXPECT_EQ(byte_at(at), 0xcc);
+  EXPECT_EQ(byte_at(at + 2), 0xcc) << "the inner probe's own breakpoint";
+  // The outer site's hits step its own instruction again, so the inner one sees them.
+  okp_regs regs = {};
+  okp_cpu_state cpu = {};
+  regs.ip = at + 1;
+  EXPECT_EQ(okp_core_on_breakpoint(&regs, &cpu), 1);
+  EXPECT_GE(regs.ip, reinterpret_cast<okp_addr_t>(okp_host::g_slots));
+  EXPECT_LT(regs.ip, reinterpret_cast<okp_addr_t>(okp_host::g_slots) + sizeof(okp_host::g_slots));
+  cpu = {};
+  okp_kprobe* both[] = {&outer, &inner};
+  okp_core_unregister_kprobes(both, 2);
+  okp_core_collect_slots();
+}
+
+}  // namespace
