@@ -4,7 +4,8 @@
  * symbol given as a module parameter (default kernel_clone, which every busybox command that
  * forks reaches), printing registers on hits, rate-limited so a busy path cannot flood the
  * console. Load with `insmod okprobe_example.ko symbol=do_sys_openat2 offset=0x4`, or by
- * address with `insmod okprobe_example.ko addr=0xffffffff81234560`.
+ * address with `insmod okprobe_example.ko addr=0xffffffff81234560`; `post=0` registers it
+ * without a post_handler, so that on x86-64 it is jump-optimized shortly after.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -21,6 +22,9 @@ module_param(offset, uint, 0444);
 static unsigned long addr;
 module_param(addr, ulong, 0444);
 MODULE_PARM_DESC(addr, "probe this address instead of symbol (symbol is then ignored)");
+static bool post = true;
+module_param(post, bool, 0444);
+MODULE_PARM_DESC(post, "0: no post_handler, so the probe may be jump-optimized (x86-64)");
 
 static struct okp_kprobe kp = {
 	.symbol_name = symbol,
@@ -64,7 +68,7 @@ static int __init okprobe_example_init(void)
 		kp.addr = (void *)addr;
 	}
 	kp.pre_handler = handler_pre;
-	kp.post_handler = handler_post;
+	kp.post_handler = post ? handler_post : NULL;
 	ret = okp_register_kprobe(&kp);
 	if (ret < 0) {
 		pr_err("okp_register_kprobe failed, returned %d: %s\n", ret, okp_kprobe_reason(&kp));

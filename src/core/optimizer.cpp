@@ -92,6 +92,22 @@ void Registry::update_optimization(Locked lock, Site& s, bool any_post) {
 // set; cannot_optimize when it never will be).
 bool Registry::plan_optimization(Locked lock, Site& s) {
   const okp_addr_t func_start = s.addr - s.offset;
+  if (s.planned_copy) {
+    // Written before (and maybe still run by a task): the same bytes, published again, once
+    // no probe sits inside the region any more.
+    for (okp_addr_t a = s.addr + 1; a < s.addr + s.region_length; ++a) {
+      if (const Site* inner = table_.find(a)) {
+        char why[OKP_REASON_MAX];
+        okp_seam_format(why, sizeof(why), "not optimized: the probe at +%#lx is inside the "
+                        "region +%#lx..+%#lx", inner->offset, s.offset,
+                        s.offset + s.region_length - 1);
+        set_not_optimized(lock, s, why);
+        return false;
+      }
+    }
+    __atomic_store_n(&s.detour_copy, s.planned_copy, __ATOMIC_RELEASE);
+    return true;
+  }
   if (!s.detour) s.detour = slots_.allocate(arch::kMaxDetourSize);
   if (!s.detour) {
     char why[OKP_REASON_MAX];
@@ -137,6 +153,7 @@ bool Registry::plan_optimization(Locked lock, Site& s) {
       s.region_length = plan.region_length;
       for (usize i = 0; i < plan.jump_size; ++i) s.jump[i] = plan.jump[i];
       s.jump_size = plan.jump_size;
+      s.planned_copy = plan.copy;
       __atomic_store_n(&s.detour_copy, plan.copy, __ATOMIC_RELEASE);
       return true;
     }
@@ -252,6 +269,16 @@ void Registry::yield_regions_over(Locked lock, okp_addr_t addr) {
     okp_seam_format(why, sizeof(why), "not optimized: the probe at +%#lx is inside the region "
                     "+%#lx..+%#lx", s->offset + back, s->offset, s->offset + s->region_length - 1);
     set_not_optimized(lock, *s, why);
+  }
+}
+
+void Registry::requeue_regions_over(Locked lock, okp_addr_t addr) {
+  if (!arch::kJumpOptimization) return;
+  constexpr usize kReach = arch::kMaxPatchSize + arch::kMaxInsnLength - 1;
+  for (usize back = 1; back < kReach && back <= addr; ++back) {
+    Site* s = table_.find(addr - back);
+    if (s && s->state == SiteState::kArmed && !s->cannot_optimize)
+      update_optimization(lock, *s, has_post_handler(*s));
   }
 }
 

@@ -526,7 +526,10 @@ bool Registry::detach_probe(Locked lock, okp_kprobe* kp) {
   rec->emptied_site = site.probes == nullptr;
   if (rec->emptied_site) {
     disarm(lock, site);
-    if (!site.gone()) table_.remove(site);
+    if (!site.gone()) {
+      table_.remove(site);
+      if (!site.ftrace) requeue_regions_over(lock, site.addr);
+    }
   } else {
     update_site(lock, site);
   }

@@ -86,6 +86,7 @@ struct Site : HashLinked<Site> {
   // Jump optimization (core/optimizer.cpp); registry lock unless marked [hit].
   okp_addr_t detour = 0;           // the detour buffer (arch::kMaxDetourSize of slot cells)
   okp_addr_t detour_copy = 0;      // [hit] a breakpoint hit resumes here (0: it steps/boosts)
+  okp_addr_t planned_copy = 0;     // the copy, once the detour is written (it never changes)
   u8 region_length = 0;            // original bytes the detour's copy runs
   u8 jump[arch::kJumpCapacity] = {};
   u8 jump_size = 0;
@@ -192,6 +193,8 @@ class Registry {
   // A new breakpoint at addr: a queued or optimized site whose region covers it goes back to
   // stepping its own breakpoint (the new one must see every hit).
   void yield_regions_over(Locked, okp_addr_t addr);
+  // The probe at addr went: the sites it kept unoptimized may be queued again.
+  void requeue_regions_over(Locked, okp_addr_t addr);
   void set_not_optimized(Locked, Site& site, const char* why);
   // The site is out of the table and no CPU can be in it (a grace period passed, or it was
   // never armed): its step slot is free again, its boosted slot retired.
