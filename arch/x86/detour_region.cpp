@@ -251,7 +251,58 @@ ErrorOr<void> check_function(const FunctionText& fn, const DetourRegion& region,
   return {};
 }
 
+bool is_padding(const Insn& in) {
+  return in.mnemonic == ZYDIS_MNEMONIC_INT3 || in.mnemonic == ZYDIS_MNEMONIC_NOP;
+}
+
 }  // namespace
+
+ErrorOr<okp_addr_t> foreign_branch_into(const FunctionText& other, okp_addr_t region_start,
+                                        okp_addr_t region_end) {
+  for (usize off = 0; off < other.size;) {
+    auto r = decode_at(other, off);
+    if (r.is_error())
+      return Error::formatted(Errno::kIlSeq, "bytes at %#lx do not decode", other.start + off);
+    const Insn& in = r.value();
+    if (in.relative_branch && in.target > region_start && in.target < region_end)
+      return other.start + off;
+    off += in.length;
+  }
+  return okp_addr_t{0};
+}
+
+bool runs_on_past_end(const FunctionText& fn) {
+  bool ends = true;  // an empty symbol runs on into nothing
+  usize off = 0;
+  while (off < fn.size) {
+    auto r = decode_at(fn, off);
+    if (r.is_error()) return false;  // data, not code
+    const Insn& in = r.value();
+    off += in.length;
+    if (is_padding(in)) {
+      ends = true;  // padding before the end: a flow that reached it was not meant to
+      continue;
+    }
+    ends = ends_flow(in);
+  }
+  return !ends && off == fn.size;
+}
+
+usize outside_jump_targets(const FunctionText& fn, okp_addr_t* out, usize max) {
+  usize n = 0;
+  for (usize off = 0; off < fn.size;) {
+    auto r = decode_at(fn, off);
+    if (r.is_error()) break;
+    const Insn& in = r.value();
+    off += in.length;
+    if (!in.relative_branch || in.category == ZYDIS_CATEGORY_CALL) continue;
+    if (in.target >= fn.start && in.target < fn.start + fn.size) continue;
+    bool seen = false;
+    for (usize i = 0; i < n && !seen; ++i) seen = out[i] == in.target;
+    if (!seen && n < max) out[n++] = in.target;
+  }
+  return n;
+}
 
 ErrorOr<DetourRegion> check_detour_region(const FunctionText& fn, okp_addr_t addr,
                                           const ExtableEntry* extable, usize n_extable) {

@@ -67,4 +67,20 @@ struct DetourRegion {
 ErrorOr<DetourRegion> check_detour_region(const FunctionText& fn, okp_addr_t addr,
                                           const ExtableEntry* extable, usize n_extable);
 
+// --- Code around the function (its symbol may not be all of it) ---------------------------
+// kallsyms names every global label: an assembly function's inner label splits it into
+// "functions" that each see only a part, and GCC's foo.cold parts jump back into foo. The
+// region check therefore also reads the symbols next to the function and the ones its jumps
+// leave for.
+
+// The first direct branch of other (not the function itself) that lands strictly inside
+// [region_start, region_end); 0 when none does. Code that does not decode is an error.
+ErrorOr<okp_addr_t> foreign_branch_into(const FunctionText& other, okp_addr_t region_start,
+                                        okp_addr_t region_end);
+// Whether execution runs on past fn's end: its last instruction (padding aside) neither
+// returns nor jumps, and no padding separates it from the end.
+bool runs_on_past_end(const FunctionText& fn);
+// The distinct targets of fn's direct jumps (not calls) outside fn, at most max of them.
+usize outside_jump_targets(const FunctionText& fn, okp_addr_t* out, usize max);
+
 }  // namespace okp::x86

@@ -8,6 +8,15 @@ namespace okp::arch {
 namespace {
 
 // endbr64, and the poison the kernel writes over sealed (never indirectly called) ones.
+bool has_substring(const char* s, const char* part) {
+  for (; *s; ++s) {
+    usize i = 0;
+    while (part[i] && s[i] == part[i]) ++i;
+    if (!part[i]) return true;
+  }
+  return false;
+}
+
 bool same(const char* a, const char* b) {
   while (*a && *a == *b) ++a, ++b;
   return *a == *b;
@@ -105,12 +114,88 @@ static_assert(sizeof(x86::ExtableEntry) == sizeof(okp_extable_entry) &&
               __builtin_offsetof(x86::ExtableEntry, fixup) == __builtin_offsetof(okp_extable_entry, fixup),
               "the seam's exception-table entry is x86::ExtableEntry");
 
+// Another symbol's text, read for the checks around the function (okprobes' breakpoints
+// recovered), freed with this.
+class ForeignText {
+ public:
+  ForeignText(okp_addr_t start, unsigned long size, RecoverFn recover)
+      : start_(start), size_(size),
+        bytes_(static_cast<u8*>(okp_seam_alloc(size ? size : 1, OKP_GFP_KERNEL))) {
+    if (bytes_ && okp_seam_read_nofault(bytes_, start, size)) {
+      okp_seam_free(bytes_);
+      bytes_ = nullptr;
+    }
+    if (bytes_) recover(start, bytes_, size);
+  }
+  ~ForeignText() { okp_seam_free(bytes_); }
+  ForeignText(const ForeignText&) = delete;
+  ForeignText& operator=(const ForeignText&) = delete;
+  bool ok() const { return bytes_ != nullptr; }
+  x86::FunctionText text() const { return {start_, bytes_, size_}; }
+
+ private:
+  okp_addr_t start_;
+  unsigned long size_;
+  u8* bytes_;
+};
+
+constexpr unsigned long kMaxFunction = 64 * 1024;
+
+// One symbol around the function: none of its direct branches may land inside the region.
+// before: it is the symbol just before, which must not run on into the function (then the
+// function's symbol is an inner label and its extent unknown).
+[[gnu::noinline]] ErrorOr<void> check_symbol(okp_addr_t start, unsigned long size, const char* name,
+                                             const char* where, bool before, RecoverFn recover,
+                                             okp_addr_t region_start, okp_addr_t region_end) {
+  if (size > kMaxFunction)
+    return Error::formatted(Errno::kNoSpc, "not optimized: %s (%s) is %lu bytes, more than the "
+                            "check decodes", name, where, size);
+  ForeignText other(start, size, recover);
+  if (!other.ok())
+    return Error::formatted(Errno::kFault, "not optimized: cannot read %s (%s)", name, where);
+  if (before && x86::runs_on_past_end(other.text()))
+    return Error::formatted(Errno::kInval, "not optimized: %s runs on into the function: its "
+                            "symbol is an inner label, its extent unknown", name);
+  auto from = x86::foreign_branch_into(other.text(), region_start, region_end);
+  if (from.is_error())
+    return Error::formatted(Errno::kIlSeq, "not optimized: %s (%s) does not decode: %s", name,
+                            where, from.error().reason());
+  if (from.value())
+    return Error::formatted(Errno::kInval, "not optimized: %s+%#lx (%s) jumps into the region",
+                            name, from.value() - start, where);
+  return {};
+}
+
+// The symbols next to the function, and the ones its jumps leave for (its .cold part).
+ErrorOr<void> check_surroundings(const x86::FunctionText& fn, RecoverFn recover,
+                                 okp_addr_t region_start, okp_addr_t region_end) {
+  char name[64];
+  okp_addr_t start = 0;
+  unsigned long size = 0;
+  if (!okp_seam_function_at(fn.start - 1, &start, &size, name, sizeof(name)) &&
+      start + size == fn.start)
+    OKP_TRY(check_symbol(start, size, name, "the symbol before", true, recover, region_start,
+                         region_end));
+  if (!okp_seam_function_at(fn.start + fn.size, &start, &size, name, sizeof(name)) &&
+      start == fn.start + fn.size)
+    OKP_TRY(check_symbol(start, size, name, "the symbol after", false, recover, region_start,
+                         region_end));
+  okp_addr_t targets[8];
+  const usize n = x86::outside_jump_targets(fn, targets, sizeof(targets) / sizeof(targets[0]));
+  for (usize i = 0; i < n; ++i) {
+    if (okp_seam_function_at(targets[i], &start, &size, name, sizeof(name))) continue;
+    if (!has_substring(name, ".cold")) continue;  // a tail call: another function's entry
+    OKP_TRY(check_symbol(start, size, name, "the function's cold part", false, recover,
+                         region_start, region_end));
+  }
+  return {};
+}
+
 }  // namespace
 
 ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                                 RecoverFn recover, okp_addr_t buffer, okp_addr_t entry) {
   // The whole function is checked: a branch anywhere in it may land in the region.
-  constexpr unsigned long kMaxFunction = 64 * 1024;
   if (!func_size)
     return Error(Errno::kInval, "not optimized: the function's size is unknown");
   if (func_size > kMaxFunction)
@@ -129,9 +214,12 @@ ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned
   if (static_cast<unsigned int>(n) > CheckBuffer::kMaxExtable)
     return Error::formatted(Errno::kNoSpc, "not optimized: the function has %d exception-table "
                             "entries, more than the %u the check reads", n, CheckBuffer::kMaxExtable);
-  return x86::plan_detour({func_start, check.text(), func_size}, addr,
-                          reinterpret_cast<const x86::ExtableEntry*>(check.extable()),
-                          static_cast<usize>(n), buffer, entry);
+  const x86::FunctionText fn{func_start, check.text(), func_size};
+  auto plan = x86::plan_detour(fn, addr, reinterpret_cast<const x86::ExtableEntry*>(check.extable()),
+                               static_cast<usize>(n), buffer, entry);
+  if (plan.is_error()) return plan;
+  OKP_TRY(check_surroundings(fn, recover, addr, addr + plan.value().region_length));
+  return plan;
 }
 
 const char* return_probe_unsafe_here(const char* name, usize name_len) {

@@ -173,3 +173,48 @@ TEST(DetourRegion, ExceptionTableEntriesRefuseOnlyWhenTheyTouchTheRegion) {
 }
 
 }  // namespace
+
+// --- Code around the function --------------------------------------------------------------
+
+namespace {
+FunctionText text_at(okp_addr_t start, const std::vector<okp::u8>& bytes) {
+  return {start, bytes.data(), bytes.size()};
+}
+}  // namespace
+
+TEST(DetourRegion, AForeignBranchIntoTheRegionIsFoundAndOneToItsStartIsNot) {
+  // Another symbol 0x40 before: xor eax,eax; jne rel32 -> kBase+0x3 (inside +0x1..+0x7)
+  const okp_addr_t other = kBase - 0x40;
+  const int32_t rel = static_cast<int32_t>(kBase + 3 - (other + 2 + 6));
+  std::vector<okp::u8> bytes = {0x31, 0xc0, 0x0f, 0x85};
+  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<okp::u8>(rel >> (8 * i)));
+  bytes.push_back(0xc3);
+  auto hit = okp::x86::foreign_branch_into(text_at(other, bytes), kBase + 1, kBase + 7);
+  ASSERT_FALSE(hit.is_error()) << hit.error().reason();
+  EXPECT_EQ(hit.value(), other + 2);
+  auto miss = okp::x86::foreign_branch_into(text_at(other, bytes), kBase + 3, kBase + 9);
+  ASSERT_FALSE(miss.is_error());
+  EXPECT_EQ(miss.value(), 0u) << "a branch to the region's first byte is the jump's own entry";
+}
+
+TEST(DetourRegion, FallingThroughIntoTheNextSymbolIsToldFromAnEndingOne) {
+  // endbr64 alone (an assembly function whose body is an inner label): runs on.
+  EXPECT_TRUE(okp::x86::runs_on_past_end(text_at(kBase, {0xf3, 0x0f, 0x1e, 0xfa})));
+  EXPECT_TRUE(okp::x86::runs_on_past_end(text_at(kBase, {0x48, 0x89, 0xf8})));       // mov
+  EXPECT_FALSE(okp::x86::runs_on_past_end(text_at(kBase, {0x48, 0x89, 0xf8, 0xc3})));  // ret
+  EXPECT_FALSE(okp::x86::runs_on_past_end(text_at(kBase, {0xe9, 0, 0, 0, 0})));       // jmp
+  // call then alignment padding: the call does not return here (or the padding would run).
+  EXPECT_FALSE(okp::x86::runs_on_past_end(text_at(kBase, {0xe8, 0, 0, 0, 0, 0xcc, 0xcc})));
+  // __pfx_ padding alone: nothing but nops.
+  EXPECT_FALSE(okp::x86::runs_on_past_end(text_at(kBase, std::vector<okp::u8>(16, 0x90))));
+}
+
+TEST(DetourRegion, OutsideJumpTargetsAreTheColdPartCandidates) {
+  // jne rel32 -> kBase+0x1000 (a .cold part); call rel32 (not a jump); je rel8 inside; ret
+  std::vector<okp::u8> bytes = {0x0f, 0x85, 0xfa, 0x0f, 0x00, 0x00,  // -> +0x1000
+                                0xe8, 0x00, 0x01, 0x00, 0x00,        // call
+                                0x74, 0x00, 0xc3};
+  okp_addr_t targets[4];
+  ASSERT_EQ(okp::x86::outside_jump_targets(text_at(kBase, bytes), targets, 4), 1u);
+  EXPECT_EQ(targets[0], kBase + 0x1000);
+}

@@ -2,12 +2,13 @@
 /*
  * A module whose text guest scripts probe. Writing N to /sys/kernel/debug/okp_target/call
  * calls okp_target_fn N times; reading it gives the last result (so a script can check that
- * probed code still computes (x + 1) * 2).
+ * probed code still computes (x + 1) * 2); call_opt does the same for okp_target_opt.
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>
 
 unsigned long okp_target_fn(unsigned long x);
+unsigned long okp_target_opt(unsigned long x);
 
 static struct dentry *dir;
 static u64 last;
@@ -28,10 +29,22 @@ static int call_get(void *data, u64 *val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(call_fops, call_get, call_set, "%llu\n");
 
+/* The same for okp_target_opt (x + 1) * 2 + 3: a target for jump-optimized probes. */
+static int call_opt_set(void *data, u64 n)
+{
+	u64 i;
+
+	for (i = 0; i < n; i++)
+		last = okp_target_opt(i + 20);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(call_opt_fops, call_get, call_opt_set, "%llu\n");
+
 static int __init okp_target_init(void)
 {
 	dir = debugfs_create_dir("okp_target", NULL);
 	debugfs_create_file("call", 0600, dir, NULL, &call_fops);
+	debugfs_create_file("call_opt", 0600, dir, NULL, &call_opt_fops);
 	return 0;
 }
 

@@ -13,3 +13,14 @@ SYM_INNER_LABEL(okp_target_second, SYM_L_GLOBAL)
 	add %rax, %rax
 	RET
 SYM_FUNC_END(okp_target_fn)
+
+/*
+ * okp_target_opt(x) = (x + 1) * 2 + 3, with no inner symbol: a probe at its entry (after
+ * ENDBR64) sees the whole function, and jump optimization covers lea + add with its jump.
+ */
+SYM_FUNC_START(okp_target_opt)
+	lea 1(%rdi), %rax
+	add %rax, %rax
+	add $3, %rax
+	RET
+SYM_FUNC_END(okp_target_opt)

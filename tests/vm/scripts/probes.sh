@@ -113,6 +113,55 @@ insmod /okp/okretprobe_example.ko maxactive=5000 2>/dev/null
 check "a return probe refused before its entry is placed is in debugfs refused too" \
   grep -q "^kernel_clone+0x0	-28	maxactive exceeds okprobes' return stubs" $d/refused
 
+# 3c. Jump optimization: a probe without post_handler becomes a jump to a detour shortly after
+#     it registers; the sysctl takes it back to its breakpoint and again, with exact counts
+#     while it flips under load; the module unloads under an optimized probe; reasons.
+opt=/proc/sys/debug/okprobes-optimization
+call_opt=/sys/kernel/debug/okp_target/call_opt
+# Up to 20 s for list to match (the optimizer batches after a short delay, then waits for a
+# tasks-RCU grace period, slow on an emulator).
+wait_list() { i=0; while [ $i -lt 200 ] && ! grep -Eq "$1" $d/list; do sleep 0.1; i=$((i + 1)); done; grep -Eq "$1" $d/list; }
+optimized=' okp_target_opt\+0x[0-9a-f]+ \[okp_target\] \[OPTIMIZED\] '
+insmod /okp/okp_target.ko
+check "sysctl debug.okprobes-optimization is on by default" is "$(cat $opt)" 1
+check "a probe without a post_handler registers" insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
+check "it is jump-optimized shortly after ([OPTIMIZED])" wait_list "$optimized"
+echo 7 > $call_opt
+check "7 calls through the detour count exactly 7 hits" is "$(hits okp_target_opt)" 7
+check "the probed module still computes (26 + 1) * 2 + 3" is "$(cat $call_opt)" 57
+echo 0 > $opt
+check "optimization off: back on the breakpoint, saying why" \
+  grep -q 'okp_target_opt+0x[0-9a-f]* \[okp_target\] hits=7 nmissed=0 reason="not optimized: optimization off' $d/list
+echo 3 > $call_opt
+check "the breakpoint counts on (10 hits)" is "$(hits okp_target_opt)" 10
+echo 1 > $opt
+check "optimization on again: [OPTIMIZED]" wait_list "$optimized"
+rm -f /tmp/caller_done
+( i=0; while [ $i -lt 40 ]; do echo 500 > $call_opt; i=$((i + 1)); done; touch /tmp/caller_done ) &
+flips=0
+while [ ! -e /tmp/caller_done ]; do echo $((flips % 2)) > $opt; flips=$((flips + 1)); done
+wait
+echo 1 > $opt
+check "exact hits across $flips sysctl flips under load (10 + 40 * 500)" is "$(hits okp_target_opt)" 20010
+check "the probed module still computes right after the flips" is "$(cat $call_opt)" 1043
+check "optimized again after the flips" wait_list "$optimized"
+rmmod okp_target
+check "the module unloads under an optimized probe, which shows [GONE]" \
+  grep -q 'okp_target_opt+0x[0-9a-f]* \[okp_target\] \[GONE\]' $d/list
+check "the [GONE] optimized probe unregisters cleanly" rmmod okprobe_example
+insmod /okp/okp_target.ko
+insmod /okp/okprobe_example.ko symbol=okp_target_opt
+echo 2 > $call_opt
+check "a probe with a post_handler stays on its breakpoint and says why" \
+  wait_list 'okp_target_opt\+.* hits=2 .*reason="not optimized: a post_handler'
+rmmod okprobe_example
+insmod /okp/okprobe_example.ko symbol=okp_target_body post=0
+check "a probe on an assembly function's inner label is not optimized, with a reason" \
+  wait_list 'okp_target_body\+0x0 .*reason="not optimized: '
+rmmod okprobe_example
+rmmod okp_target
+check "list is empty again" sh -c "[ ! -s $d/list ]"
+
 # 4. The kernel's own kprobes beside okprobes.
 insmod /okp/okp_target.ko
 insmod /okp/okp_kk.ko symbol=okp_target_second
