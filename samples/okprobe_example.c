@@ -9,10 +9,12 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
 #include <linux/ratelimit.h>
+#include <linux/stacktrace.h>
 #include <okprobes/okprobes.h>
 
 static char symbol[KSYM_NAME_LEN] = "kernel_clone";
@@ -25,6 +27,10 @@ MODULE_PARM_DESC(addr, "probe this address instead of symbol (symbol is then ign
 static bool post = true;
 module_param(post, bool, 0444);
 MODULE_PARM_DESC(post, "0: no post_handler, so the probe may be jump-optimized (x86-64)");
+static bool dump;
+module_param(dump, bool, 0444);
+MODULE_PARM_DESC(dump, "1: log the stack on the first hit (the probed function and its callers)");
+static atomic_t dumped = ATOMIC_INIT(0);
 
 static struct okp_kprobe kp = {
 	.symbol_name = symbol,
@@ -43,8 +49,27 @@ static struct okp_kprobe kp = {
 
 static DEFINE_RATELIMIT_STATE(okp_example_rs, HZ, 5);
 
+/*
+ * The stack as dump_stack() would unwind it (the same unwinder, from the handler), on one
+ * line: what a handler sees of its callers, without a "Call Trace:" a test harness would take
+ * for a splat.
+ */
+static void log_stack(void)
+{
+	unsigned long entries[16];
+	unsigned int n = stack_trace_save(entries, ARRAY_SIZE(entries), 0), i;
+	char line[16 * 64];
+	int len = 0;
+
+	for (i = 0; i < n && len < (int)sizeof(line); i++)
+		len += scnprintf(line + len, sizeof(line) - len, " %pS", (void *)entries[i]);
+	pr_info("stack:%s\n", line);
+}
+
 static int handler_pre(struct okp_kprobe *p, struct pt_regs *regs)
 {
+	if (dump && !atomic_xchg(&dumped, 1))
+		log_stack();
 	if (__ratelimit(&okp_example_rs))
 		pr_info("<%s+%#x> pre: ip=%lx status=%lx arg0=%lx\n", p->symbol_name, p->offset,
 			instruction_pointer(regs), REGS_STATUS(regs), okp_arg(regs, 0));

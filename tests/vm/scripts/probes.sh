@@ -145,6 +145,17 @@ echo 1 > $opt
 check "exact hits across $flips sysctl flips under load (10 + 40 * 500)" is "$(hits okp_target_opt)" 20010
 check "the probed module still computes right after the flips" is "$(cat $call_opt)" 1043
 check "optimized again after the flips" wait_list "$optimized"
+rmmod okprobe_example
+dmesg -c > /dev/null
+check "a probe that dumps the stack on its first hit registers" \
+  insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0 dump=1
+check "it is optimized" wait_list "$optimized"
+echo 1 > $call_opt
+dmesg > /tmp/dump
+check "a stack trace taken in the handler of an optimized probe shows the probed function" \
+  grep -q 'okprobe_example: stack:.* okp_target_opt+0x' /tmp/dump
+check "... and its callers (okp_target's debugfs write, then the VFS)" \
+  grep -q 'okprobe_example: stack:.* okp_target_opt+0x.* call_opt_set+0x.* vfs_write+0x' /tmp/dump
 rmmod okp_target
 check "the module unloads under an optimized probe, which shows [GONE]" \
   grep -q 'okp_target_opt+0x[0-9a-f]* \[okp_target\] \[GONE\]' $d/list
