@@ -193,8 +193,13 @@ const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len)
 	void *start = (void *)addr, *end = (void *)(addr + len - 1);
 	const char *owner = NULL;
 
-	if (okp_kernel_kprobe_at(addr))
-		return "kernel kprobe (possibly optimized into a jump)";
+	unsigned long a;
+
+	/* Any byte of the range: a jump-optimized region must not cover one either. */
+	for (a = addr; a < addr + len; a++) {
+		if (okp_kernel_kprobe_at(a))
+			return "kernel kprobe (possibly optimized into a jump)";
+	}
 	/* jump_label_text_reserved takes jump_label_mutex; the others are lookups. */
 	if (okp_ksyms.jump_label_text_reserved && okp_ksyms.jump_label_text_reserved(start, end))
 		return "jump label";
