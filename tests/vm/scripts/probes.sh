@@ -166,6 +166,16 @@ echo 2 > $call_opt
 check "a probe with a post_handler stays on its breakpoint and says why" \
   wait_list 'okp_target_opt\+.* hits=2 .*reason="not optimized: a post_handler'
 rmmod okprobe_example
+check "a return probe on an assembly function (a breakpoint entry) registers" \
+  insmod /okp/okretprobe_example.ko func=okp_target_opt
+check "its entry probe is jump-optimized too" \
+  wait_list '  r  okp_target_opt\+0x[0-9a-f]+ \[okp_target\] \[OPTIMIZED\] '
+echo 4 > $call_opt
+check "4 calls: 4 hits, every instance back (in_use=0)" \
+  grep -Eq '  r  okp_target_opt\+0x[0-9a-f]+ \[okp_target\] \[OPTIMIZED\] hits=4 .*in_use=0 ' $d/list
+check "its return handler saw the real return value ((23 + 1) * 2 + 3)" \
+  sh -c "dmesg | grep -q 'okp_target_opt returned 51 and took'"
+rmmod okretprobe_example
 insmod /okp/okprobe_example.ko symbol=okp_target_body post=0
 check "a probe on an assembly function's inner label is not optimized, with a reason" \
   wait_list 'okp_target_[a-z]*\+0x0 .*reason="not optimized: '
