@@ -29,18 +29,10 @@ class SlotPool {
   // a run of consecutive cells. 0 when no run of that many cells is free.
   okp_addr_t allocate(usize bytes = SlotSize) {
     const usize cells = (bytes + SlotSize - 1) / SlotSize;
-    for (usize i = 0; cells && i + cells <= count_; ++i) {
-      usize n = 0;
-      while (n < cells && !taken(i + n)) ++n;
-      if (n < cells) {
-        i += n;  // the run broke at i + n: resume after it
-        continue;
-      }
-      for (usize k = 0; k < cells; ++k) set(used_, i + k);
-      in_use_ += cells;
-      return base_ + i * SlotSize;
-    }
-    return 0;
+    // From where the last run was taken, then from the start: registering N probes does not
+    // rescan the N runs it took before.
+    if (okp_addr_t slot = allocate_from(hint_, cells)) return slot;
+    return allocate_from(0, cells);
   }
   void release(okp_addr_t slot, usize bytes = SlotSize) {
     usize i;
@@ -86,6 +78,26 @@ class SlotPool {
   usize capacity() const { return count_; }
 
  private:
+  okp_addr_t allocate_from(usize first, usize cells) {
+    for (usize i = first; cells && i + cells <= count_; ++i) {
+      if (taken(i)) {
+        // A full word of taken cells is skipped whole.
+        if (i % 64 == 0 && used_[i / 64] == ~u64{0}) i += 63;
+        continue;
+      }
+      usize n = 0;
+      while (n < cells && !taken(i + n)) ++n;
+      if (n < cells) {
+        i += n;  // the run broke at i + n: resume after it
+        continue;
+      }
+      for (usize k = 0; k < cells; ++k) set(used_, i + k);
+      in_use_ += cells;
+      hint_ = i + cells;
+      return base_ + i * SlotSize;
+    }
+    return 0;
+  }
   bool taken(usize i) const { return used_[i / 64] & (u64{1} << (i % 64)); }
   static void set(u64* bits, usize i) { bits[i / 64] |= u64{1} << (i % 64); }
   static void clear(u64* bits, usize i) { bits[i / 64] &= ~(u64{1} << (i % 64)); }
@@ -94,11 +106,12 @@ class SlotPool {
     *i = (slot - base_) / SlotSize;
     return *i < count_;
   }
-  static constexpr usize kMaxSlots = 4096;
+  static constexpr usize kMaxSlots = 16384;
   static constexpr usize kWords = kMaxSlots / 64;
   okp_addr_t base_ = 0;
   usize count_ = 0;
   usize in_use_ = 0;
+  usize hint_ = 0;  // where the next search starts
   u64 used_[kWords] = {};
   u64 retired_[kWords] = {};
   u64 sealed_[kWords] = {};

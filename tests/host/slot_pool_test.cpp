@@ -27,11 +27,16 @@ TEST(SlotPool, CellsAndRunsShareTheArea) {
 
 TEST(SlotPool, ARunSkipsTakenCells) {
   Pool p;
-  p.init(0, 8 * kCell);
+  p.init(0x10000, 8 * kCell);
   const okp_addr_t c0 = p.allocate(), c1 = p.allocate(), c2 = p.allocate();
   p.release(c1);
   EXPECT_EQ(p.allocate(2 * kCell), c2 + kCell) << "the single free cell at c1 is too short";
+  // Next fit: the search goes on from the last run, and wraps around to c1 at the end.
+  EXPECT_EQ(p.allocate(), c2 + 3 * kCell);
+  EXPECT_EQ(p.allocate(), c2 + 4 * kCell);
+  EXPECT_EQ(p.allocate(), c2 + 5 * kCell);
   EXPECT_EQ(p.allocate(), c1);
+  EXPECT_EQ(p.allocate(), 0u) << "full";
   (void)c0;
 }
 

@@ -13,7 +13,8 @@
 	.globl okp_slot_area_start
 okp_slot_area_start:
 	ANNOTATE_NOENDBR
-	.fill 128 * 1024, 1, 0xcc
+	/* 16,384 cells of 32 bytes: a breakpoint site takes 1-2, a jump-optimized one 4 more. */
+	.fill 512 * 1024, 1, 0xcc
 	.globl okp_slot_area_end
 okp_slot_area_end:
 	ANNOTATE_NOENDBR
