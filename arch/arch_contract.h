@@ -108,8 +108,15 @@ static_assert(::okp::arch::kMaxDetourSize <= kDetourCapacity, "DetourPlan has no
 static_assert(::okp::arch::kMaxPatchSize <= kJumpCapacity, "DetourPlan has no room for the jump");
 OKP_ARCH_PROVIDES(plan_detour, ErrorOr<DetourPlan> (*)(okp_addr_t addr, okp_addr_t func_start,
                                                        unsigned long func_size, RecoverFn recover,
-                                                       okp_addr_t buffer, okp_addr_t entry));
+                                                       okp_addr_t buffer, okp_addr_t entry,
+                                                       okp_addr_t post_entry));
 OKP_ARCH_PROVIDES(detour_probe_address, okp_addr_t (*)(okp_addr_t copy));
+// A detour whose copy calls the post entry after its first instruction: the handlers' entry
+// leaves a frame open and interrupts off (begin_step), the post entry ends it.
+OKP_ARCH_PROVIDES(detour_has_post, bool (*)(okp_addr_t copy));
+OKP_ARCH_PROVIDES(end_detour_step, void (*)(okp_regs*, unsigned long saved_flags));
+OKP_ARCH_PROVIDES(detour_post_next_ip, okp_addr_t (*)(okp_addr_t ret));
+OKP_ARCH_PROVIDES(detour_post_resume, okp_addr_t (*)(okp_addr_t ret));
 
 #undef OKP_ARCH_PROVIDES
 #undef OKP_ARCH_CONSTANT

@@ -2,10 +2,22 @@
 // The x86-64 detour buffer: what a jump-optimized probe's `jmp rel32` leads to.
 //
 //   buffer+0   the probe address (8 bytes of data: the hit path finds the site by it)
-//   buffer+8   call okp_detour_entry   (saves a pt_regs, runs the handlers, restores; it
+//   buffer+8   kDetourHasPost when the copy calls the post entry, else 0 (8 bytes)
+//   buffer+16  call okp_detour_entry   (saves a pt_regs, runs the handlers, restores; it
 //                                       returns to the copy, or where a handler sent it)
-//   buffer+13  the copy: the region's instructions relocated (detour_relocate.h), then a
+//   buffer+21  the copy: the region's instructions relocated (detour_relocate.h), then a
 //              jump back after the region
+//
+// A probe with a post_handler gets its first instruction's copy followed by a second call:
+//
+//   buffer+21  the first instruction, relocated
+//              call okp_detour_post_entry   (post handlers, with the registers the instruction
+//                                            left; returns past the data below)
+//              the probe address, the original address of the next instruction (16 bytes)
+//              the other instructions, relocated, then the jump back
+//
+// Interrupts are off from the pre handlers to the post handlers (the entry clears IF; the
+// post entry restores it), as for a single-step: the CPU cannot change in between.
 //
 // The word before the call names the probe by address, not by a pointer to the core's site:
 // a task preempted between the jump and the handlers may arrive after the probe was
@@ -22,20 +34,41 @@
 
 namespace okp::x86 {
 
-constexpr usize kDetourCallOffset = 8;
+constexpr usize kDetourFlagsOffset = 8;
+constexpr u64 kDetourHasPost = 1;
+constexpr usize kDetourCallOffset = 16;
 constexpr usize kDetourCopyOffset = kDetourCallOffset + 5;  // after `call rel32`
-constexpr usize kMaxDetourSize = kDetourCopyOffset + kMaxDetourCode;
+constexpr usize kPostCallSize = 5;
+constexpr usize kPostDataSize = 16;  // the probe address, the next instruction's address
+constexpr usize kMaxDetourSize = kDetourCopyOffset + kMaxDetourCode + kPostCallSize + kPostDataSize;
 static_assert(kMaxDetourSize <= arch::kDetourCapacity, "DetourPlan has no room for a detour");
 
 // The detour for the probe at addr, to be written at buffer: the region check over the whole
-// function (fn, extable) and the relocation. entry: okp_detour_entry's address.
+// function (fn, extable) and the relocation. entry: okp_detour_entry's address; post_entry:
+// okp_detour_post_entry's for a probe with a post_handler, 0 otherwise.
 ErrorOr<arch::DetourPlan> plan_detour(const FunctionText& fn, okp_addr_t addr,
                                       const ExtableEntry* extable, usize n_extable,
-                                      okp_addr_t buffer, okp_addr_t entry);
+                                      okp_addr_t buffer, okp_addr_t entry, okp_addr_t post_entry);
 
 // [hit] The probe a detour serves, from the copy's address (the entry's return address).
 inline okp_addr_t detour_probe_address(okp_addr_t copy) {
   return *reinterpret_cast<const okp_addr_t*>(copy - kDetourCopyOffset);
 }
+
+// [hit] Whether the detour's copy calls the post entry (then the handlers' entry leaves
+// interrupts off and a frame open for it).
+inline bool detour_has_post(okp_addr_t copy) {
+  return *reinterpret_cast<const u64*>(copy - kDetourCopyOffset + kDetourFlagsOffset) & kDetourHasPost;
+}
+
+// [hit] From the post entry's return address: the probe, the ip post handlers see (the
+// original next instruction), and where the copy goes on.
+inline okp_addr_t detour_post_probe_address(okp_addr_t ret) {
+  return *reinterpret_cast<const okp_addr_t*>(ret);
+}
+inline okp_addr_t detour_post_next_ip(okp_addr_t ret) {
+  return *reinterpret_cast<const okp_addr_t*>(ret + sizeof(okp_addr_t));
+}
+inline okp_addr_t detour_post_resume(okp_addr_t ret) { return ret + kPostDataSize; }
 
 }  // namespace okp::x86

@@ -105,14 +105,19 @@ struct Emitter {
   return {};
 }
 
-ErrorOr<DetourCode> relocate_region(const DetourRegion& region, const u8* original,
-                                    okp_addr_t code_addr) {
+ErrorOr<DetourCode> relocate_insns(const DetourRegion& region, const u8* original,
+                                   okp_addr_t code_addr, u8 first, u8 last, bool jump_back) {
   DetourCode code;
   Emitter out{code, code_addr};
-  for (u8 k = 0; k < region.count; ++k)
+  for (u8 k = first; k < last && k < region.count; ++k)
     OKP_TRY(relocate_one(out, region, region.insns[k], original + region.insns[k].offset));
-  OKP_TRY(out.branch(0, false, region.addr + region.length));  // back after the region
+  if (jump_back) OKP_TRY(out.branch(0, false, region.addr + region.length));  // after the region
   return code;
+}
+
+ErrorOr<DetourCode> relocate_region(const DetourRegion& region, const u8* original,
+                                    okp_addr_t code_addr) {
+  return relocate_insns(region, original, code_addr, 0, region.count, true);
 }
 
 }  // namespace okp::x86

@@ -31,5 +31,9 @@ struct DetourCode {
 // original: the region's bytes as they are without any patch (region.length of them).
 ErrorOr<DetourCode> relocate_region(const DetourRegion& region, const u8* original,
                                     okp_addr_t code_addr);
+// Instructions [first, region.count) only, then the jump back if jump_back; without it, code
+// ends after the last of [first, last) (last <= region.count).
+ErrorOr<DetourCode> relocate_insns(const DetourRegion& region, const u8* original,
+                                   okp_addr_t code_addr, u8 first, u8 last, bool jump_back);
 
 }  // namespace okp::x86

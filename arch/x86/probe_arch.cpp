@@ -194,7 +194,8 @@ ErrorOr<void> check_surroundings(const x86::FunctionText& fn, RecoverFn recover,
 }  // namespace
 
 ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
-                                RecoverFn recover, okp_addr_t buffer, okp_addr_t entry) {
+                                RecoverFn recover, okp_addr_t buffer, okp_addr_t entry,
+                                okp_addr_t post_entry) {
   // The whole function is checked: a branch anywhere in it may land in the region.
   if (!func_size)
     return Error(Errno::kInval, "not optimized: the function's size is unknown");
@@ -216,7 +217,7 @@ ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned
                             "entries, more than the %u the check reads", n, CheckBuffer::kMaxExtable);
   const x86::FunctionText fn{func_start, check.text(), func_size};
   auto plan = x86::plan_detour(fn, addr, reinterpret_cast<const x86::ExtableEntry*>(check.extable()),
-                               static_cast<usize>(n), buffer, entry);
+                               static_cast<usize>(n), buffer, entry, post_entry);
   if (plan.is_error()) return plan;
   OKP_TRY(check_surroundings(fn, recover, addr, addr + plan.value().region_length));
   return plan;

@@ -18,6 +18,10 @@ enum FrameKind : unsigned int {
   kHandlers = 1,       // pre/post or return handlers are running
   kStepping = 2,       // the slot is executing, its trap will come back to us
   kReentryStep = 3,    // stepping on behalf of a re-entered hit: no post handler
+  // A jump-optimized probe with a post_handler: its detour's copy runs the first instruction
+  // with interrupts off, then its post entry closes this frame.
+  kDetourStep = 4,     // post handlers run at the post entry
+  kDetourSkip = 5,     // none do (a re-entered hit, or the probe is gone)
 };
 
 [[gnu::always_inline]] inline okp_cpu_frame* push_frame(okp_cpu_state* cpu, const void* site,

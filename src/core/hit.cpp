@@ -112,6 +112,11 @@ extern "C" OKP_HIT_PATH int okp_core_on_breakpoint(struct okp_regs* regs, struct
   // A site whose detour is planned resumes in the detour's copy of its region: no step, and
   // nothing returns into the middle of a region that is about to hold (or holds) a jump.
   if (const okp_addr_t copy = __atomic_load_n(&s->detour_copy, __ATOMIC_ACQUIRE)) {
+    if (arch::detour_has_post(copy)) {  // the copy's post entry closes the frame
+      frame->kind = reentry ? kDetourSkip : kDetourStep;
+      arch::begin_step(regs, copy, &frame->saved_flags);
+      return 1;
+    }
     pop_frame(cpu);
     arch::set_instruction_pointer(regs, copy);
     return 1;
@@ -167,21 +172,50 @@ extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp
 extern "C" OKP_HIT_PATH void okp_core_on_detour(okp_addr_t copy, struct okp_regs* regs,
                                                 struct okp_cpu_state* cpu) {
   const okp_addr_t addr = arch::detour_probe_address(copy);
+  const bool post = arch::detour_has_post(copy);
   // Handlers see what a breakpoint hit shows them (the kprobes convention).
   arch::restore_trap_ip(regs, addr);
   // The site is looked up, not remembered: a task preempted on its way here may come after
   // the probe was unregistered. Then no handler runs; the copy is still there to run.
   const Site* s = registry().find(addr);
-  bool redirected = false;
-  if (s && cpu->depth > 0) {
-    miss_all(*s, OKP_MISS_REENTRY);
-  } else if (s) {
-    if (!push_frame(cpu, s, kHandlers)) {
-      okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
-    } else {
-      redirected = run_pre_handlers(*s, regs, cpu);
-      pop_frame(cpu);
-    }
+  const bool reentry = cpu->depth > 0;
+  okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
+  if (!frame) {
+    // No frame for the post entry to close either: it resumes without handlers.
+    okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
+    arch::set_instruction_pointer(regs, copy);
+    return;
   }
-  if (!redirected) arch::set_instruction_pointer(regs, copy);
+  if (s && reentry) {
+    miss_all(*s, OKP_MISS_REENTRY);
+  } else if (s && run_pre_handlers(*s, regs, cpu)) {
+    pop_frame(cpu);  // redirected: the instruction is skipped, and so are post handlers
+    return;
+  }
+  if (post) {
+    frame->kind = s && !reentry ? kDetourStep : kDetourSkip;
+    arch::begin_step(regs, copy, &frame->saved_flags);
+    return;
+  }
+  pop_frame(cpu);
+  arch::set_instruction_pointer(regs, copy);
+}
+
+extern "C" OKP_HIT_PATH void okp_core_on_detour_post(okp_addr_t ret, struct okp_regs* regs,
+                                                     struct okp_cpu_state* cpu) {
+  const okp_addr_t resume = arch::detour_post_resume(ret);
+  okp_cpu_frame* top = cpu->depth ? &cpu->frames[cpu->depth - 1] : nullptr;
+  if (!top || (top->kind != kDetourStep && top->kind != kDetourSkip)) {
+    // The entry could not open the frame (exhausted): nothing to end.
+    arch::set_instruction_pointer(regs, resume);
+    return;
+  }
+  arch::end_detour_step(regs, top->saved_flags);
+  if (top->kind == kDetourStep) {
+    top->kind = kHandlers;
+    arch::set_instruction_pointer(regs, arch::detour_post_next_ip(ret));
+    run_post_handlers(*static_cast<const Site*>(top->site), regs);
+  }
+  pop_frame(cpu);
+  arch::set_instruction_pointer(regs, resume);
 }

@@ -46,7 +46,7 @@ const char* Registry::optimization_blocker(Locked, const Site& s, bool any_post)
   if (!arch::kJumpOptimization || s.ftrace) return "";  // nothing to say: no trap to save
   if (!settings().optimization())
     return "not optimized: optimization off (debug.okprobes-optimization=0)";
-  if (any_post) return "not optimized: a post_handler needs the trap after the instruction";
+  (void)any_post;  // a post_handler runs from the detour too (its copy calls the post entry)
   if (s.cannot_optimize) return s.not_optimized;
   return nullptr;
 }
@@ -72,12 +72,24 @@ void Registry::sync_optimized_flags(Locked, Site& s) {
 
 void Registry::update_optimization(Locked lock, Site& s, bool any_post) {
   if (!s.live()) return;
+  if (s.planned_copy && s.detour_post != any_post) {
+    // The detour no longer fits: post handlers need the copy that calls the post entry, and
+    // without them that call is only overhead. Back to the breakpoint, hits step again (the
+    // text after it is the original once more), and the old detour is retired (a task may
+    // still be in it) for one planned anew.
+    unoptimize(lock, s);
+    if (s.state == SiteState::kQueued) s.state = SiteState::kArmed;
+    __atomic_store_n(&s.detour_copy, 0, __ATOMIC_RELEASE);
+    slots_.retire(s.detour, arch::kMaxDetourSize);
+    okp_seam_defer_slot_collection();
+    s.detour = 0;
+    s.planned_copy = 0;
+  }
+  // A refusal that was about the other kind of detour does not hold for this one.
+  if (s.cannot_optimize && s.planned_for_post != any_post) s.cannot_optimize = false;
   if (const char* why = optimization_blocker(lock, s, any_post)) {
     if (s.state == SiteState::kOptimized) unoptimize(lock, s);
     if (s.state == SiteState::kQueued) s.state = SiteState::kArmed;
-    // A post_handler needs the step after the instruction: hits stop resuming in the copy
-    // (the text beyond the breakpoint is the original again, so a step may return into it).
-    if (any_post) __atomic_store_n(&s.detour_copy, 0, __ATOMIC_RELEASE);
     if (*why) set_not_optimized(lock, s, why);
     return;
   }
@@ -90,7 +102,7 @@ void Registry::update_optimization(Locked lock, Site& s, bool any_post) {
 
 // Step 1 for one site: plan, write and publish its detour. False: not now (the reason is
 // set; cannot_optimize when it never will be).
-bool Registry::plan_optimization(Locked lock, Site& s) {
+bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
   const okp_addr_t func_start = s.addr - s.offset;
   if (s.planned_copy) {
     // Written before (and maybe still run by a task): the same bytes, published again, once
@@ -116,8 +128,10 @@ bool Registry::plan_optimization(Locked lock, Site& s) {
     set_not_optimized(lock, s, why);
     return false;
   }
+  s.planned_for_post = any_post;
   auto planned = arch::plan_detour(s.addr, func_start, s.func_size, recover_trampoline, s.detour,
-                                   okp_seam_detour_entry());
+                                   okp_seam_detour_entry(),
+                                   any_post ? okp_seam_detour_post_entry() : 0);
   char why[OKP_REASON_MAX] = "";
   bool for_good = true;
   if (planned.is_error()) {
@@ -154,6 +168,7 @@ bool Registry::plan_optimization(Locked lock, Site& s) {
       for (usize i = 0; i < plan.jump_size; ++i) s.jump[i] = plan.jump[i];
       s.jump_size = plan.jump_size;
       s.planned_copy = plan.copy;
+      s.detour_post = plan.post;
       __atomic_store_n(&s.detour_copy, plan.copy, __ATOMIC_RELEASE);
       return true;
     }
@@ -173,7 +188,7 @@ void Registry::run_optimizer() {
     RegistryGuard guard;
     table_.for_each([&](Site& s) {
       if (s.state != SiteState::kQueued) return;
-      if (!s.detour_copy && !plan_optimization(guard, s)) {
+      if (!s.detour_copy && !plan_optimization(guard, s, has_post_handler(s))) {
         s.state = SiteState::kArmed;
         return;
       }

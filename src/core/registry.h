@@ -90,6 +90,8 @@ struct Site : HashLinked<Site> {
   u8 region_length = 0;            // original bytes the detour's copy runs
   u8 jump[arch::kJumpCapacity] = {};
   u8 jump_size = 0;
+  bool detour_post = false;        // the planned detour calls the post entry (post handlers)
+  bool planned_for_post = false;   // what the last plan was for (a refusal may be only for it)
   bool cannot_optimize = false;    // the plan was refused for good: not_optimized says why
   Site* next_switching = nullptr;  // the batch switch_jumps patches (optimizer.cpp)
   u32 queued_at = 0;               // Registry::queue_stamp_ when it entered kQueued
@@ -186,7 +188,7 @@ class Registry {
   void update_optimization(Locked, Site& site, bool any_post);
   const char* optimization_blocker(Locked, const Site& site, bool any_post) const;
   void sync_optimized_flags(Locked, Site& site);
-  bool plan_optimization(Locked, Site& site);
+  bool plan_optimization(Locked, Site& site, bool any_post);
   // Jump <-> breakpoint for every site of the batch (linked by next_switching), two syncs.
   void switch_jumps(Locked, Site* batch, bool to_jump);
   void unoptimize(Locked, Site& site);

@@ -207,7 +207,8 @@ void okp_blacklist_module(struct module *mod)
 static int okp_blacklist_trap_path(void)
 {
 	okp_addr_t own[] = { okp_trap_entry_point(), okp_ftrace_entry_point(),
-			     okp_return_entry_point(), okp_detour_entry_point() };
+			     okp_return_entry_point(), okp_detour_entry_point(),
+			     okp_detour_post_entry_point() };
 	int ret = okp_core_derive_trap_path(own, ARRAY_SIZE(own));
 
 	if (ret)

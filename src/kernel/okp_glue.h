@@ -71,6 +71,7 @@ okp_addr_t okp_trap_entry_point(void);
 okp_addr_t okp_ftrace_entry_point(void);
 okp_addr_t okp_return_entry_point(void);
 okp_addr_t okp_detour_entry_point(void);	/* 0 on arches without jump optimization */
+okp_addr_t okp_detour_post_entry_point(void);
 void okp_blacklist_module(struct module *mod);
 int okp_trap_init(void);
 void okp_trap_exit(void);

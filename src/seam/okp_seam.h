@@ -120,8 +120,10 @@ void okp_seam_text_lock(void);
 void okp_seam_text_unlock(void);
 int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, unsigned long len);
 void okp_seam_text_sync(void);
-/* okp_detour_entry's address (the detours' common entry, x86-64), 0 on other arches. */
+/* okp_detour_entry's and okp_detour_post_entry's addresses (the detours' common entries,
+ * x86-64), 0 on other arches. */
 okp_addr_t okp_seam_detour_entry(void);
+okp_addr_t okp_seam_detour_post_entry(void);
 /* An exception-table entry: the instruction that may fault, and its fixup. */
 struct okp_extable_entry {
 	okp_addr_t insn;
@@ -222,6 +224,10 @@ int okp_core_on_breakpoint(struct okp_regs *regs, struct okp_cpu_state *cpu);
  * preemption off (interrupts as at the probe). copy: the detour's relocated copy (the entry's
  * return address). On return regs->ip is where to go on: copy, or where a handler sent it. */
 void okp_core_on_detour(okp_addr_t copy, struct okp_regs *regs, struct okp_cpu_state *cpu);
+/* A jump-optimized probe with a post_handler ran its first instruction: the post entry saved
+ * regs (interrupts still off) and calls this; ret is its return address (the detour's data).
+ * On return regs->ip is where the copy goes on. */
+void okp_core_on_detour_post(okp_addr_t ret, struct okp_regs *regs, struct okp_cpu_state *cpu);
 /* The ftrace path: a function-entry site was reached; regs->ip == site. */
 void okp_core_on_ftrace(okp_addr_t site, struct okp_regs *regs, int ipmodify,
 			struct okp_cpu_state *cpu);

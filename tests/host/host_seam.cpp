@@ -218,6 +218,9 @@ extern "C" int okp_seam_poke_text(okp_addr_t addr, const void* bytes, const void
 extern "C" void okp_seam_text_sync(void) { ++seam_counters().text_syncs; }
 // The detours' common entry: any address within reach of the slot area does on the host.
 extern "C" okp_addr_t okp_seam_detour_entry(void) { return reinterpret_cast<okp_addr_t>(okp_host::g_text); }
+extern "C" okp_addr_t okp_seam_detour_post_entry(void) {
+  return reinterpret_cast<okp_addr_t>(okp_host::g_text) + 64;
+}
 extern "C" int okp_seam_extable_in(okp_addr_t, okp_addr_t, struct okp_extable_entry*, unsigned int) {
   return 0;
 }

@@ -93,7 +93,8 @@ TEST_F(Optimizer, QueuesOnArmThenPatchesTheJumpAfterTheWaits) {
   okp_addr_t owner;
   std::memcpy(&owner, reinterpret_cast<const void*>(detour), sizeof(owner));
   EXPECT_EQ(owner, at) << "the detour names its probe by address";
-  EXPECT_EQ(byte_at(detour + 8), 0xe8) << "call okp_detour_entry";
+  EXPECT_EQ(byte_at(detour + okp::x86::kDetourCallOffset), 0xe8) << "call okp_detour_entry";
+  EXPECT_FALSE(okp::x86::detour_has_post(detour + okp::x86::kDetourCopyOffset));
   const okp_addr_t copy = detour + okp::x86::kDetourCopyOffset;
   const uint8_t region[] = {0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01};
   EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(copy), region, sizeof(region)), 0);
@@ -169,12 +170,72 @@ TEST_F(Optimizer, DisableTakesTheJumpOutAndEnableBringsItBack) {
   okp_core_collect_slots();
 }
 
-TEST_F(Optimizer, APostHandlerKeepsTheBreakpointAndSaysWhy) {
-  okp_kprobe kp = probe("fake_add_one", 0, post);
+int g_post_hits = 0;
+okp_addr_t g_post_ip = 0;
+unsigned long g_post_ax = 0;
+void count_post(okp_kprobe*, pt_regs* regs, unsigned long) {
+  ++g_post_hits;
+  g_post_ip = reinterpret_cast<okp_regs*>(regs)->ip;
+  g_post_ax = reinterpret_cast<okp_regs*>(regs)->ax;
+}
+
+// fake_add_one: mov %rdi,%rax (3); add $1,%rax (4); ret. A post_handler runs from the detour
+// after the copy's first instruction, interrupts off in between, as for a single-step.
+TEST_F(Optimizer, APostHandlerRunsFromTheDetourAfterTheFirstInstruction) {
+  okp_kprobe kp = probe("fake_add_one", 0, count_post);
+  const okp_addr_t at = fake_function("fake_add_one");
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  okp_core_run_optimizer();
+  ASSERT_TRUE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED) << kp.okp_reason;
+  const okp_addr_t copy = detour_of(at) + okp::x86::kDetourCopyOffset;
+  ASSERT_TRUE(okp::x86::detour_has_post(copy));
+  // The copy: mov %rdi,%rax, then call the post entry, then its data.
+  EXPECT_EQ(byte_at(copy + 3), 0xe8);
+  const okp_addr_t ret = copy + 3 + 5;
+  okp_addr_t data[2];
+  std::memcpy(data, reinterpret_cast<const void*>(ret), sizeof(data));
+  EXPECT_EQ(data[0], at);
+  EXPECT_EQ(data[1], at + 3) << "post handlers see the original next instruction";
+  EXPECT_EQ(byte_at(ret + 16), 0x48) << "then add $1,%rax";
+
+  g_post_hits = 0;
+  okp_regs regs = {};
+  regs.flags = 0x246;  // IF on
+  regs.di = 9;
+  okp_cpu_state cpu = {};
+  okp_core_on_detour(copy, &regs, &cpu);
+  EXPECT_EQ(g_pre_hits, 1);
+  EXPECT_EQ(regs.ip, copy);
+  EXPECT_EQ(regs.flags & 0x200, 0u) << "the first instruction runs with interrupts off";
+  EXPECT_EQ(cpu.depth, 1u) << "the post entry closes the frame";
+  regs.ax = 9;  // what mov %rdi,%rax left
+  okp_core_on_detour_post(ret, &regs, &cpu);
+  EXPECT_EQ(g_post_hits, 1);
+  EXPECT_EQ(g_post_ip, at + 3);
+  EXPECT_EQ(g_post_ax, 9u);
+  EXPECT_EQ(regs.ip, ret + 16);
+  EXPECT_EQ(regs.flags & 0x200, 0x200u) << "interrupts back as they were";
+  EXPECT_EQ(cpu.depth, 0u);
+
+  // The post_handler's probe goes: the site gets the plain detour, planned anew.
+  okp_kprobe plain = probe("fake_add_one", 0);
+  ASSERT_EQ(okp_core_register_kprobe(&plain), 0) << plain.okp_reason;
+  okp_core_unregister_kprobe(&kp);
+  okp_core_run_optimizer();
+  ASSERT_TRUE(plain.flags & OKP_KPROBE_FLAG_OPTIMIZED) << plain.okp_reason;
+  EXPECT_FALSE(okp::x86::detour_has_post(detour_of(at) + okp::x86::kDetourCopyOffset));
+  okp_core_unregister_kprobe(&plain);
+  okp_core_collect_slots();
+}
+
+TEST_F(Optimizer, APostHandlerAfterABranchKeepsTheBreakpointAndSaysWhy) {
+  // fake_select+5: je +3 (2); mov %rsi,%rax (3): a post_handler after a branch.
+  okp_kprobe kp = probe("fake_select", 5, post);
   ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
   okp_core_run_optimizer();
   EXPECT_FALSE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED);
-  EXPECT_NE(std::strstr(kp.okp_reason, "post_handler"), nullptr) << kp.okp_reason;
+  EXPECT_NE(std::strstr(kp.okp_reason, "not optimized: a post_handler after a branch"), nullptr)
+      << kp.okp_reason;
   okp_core_unregister_kprobe(&kp);
 }
 

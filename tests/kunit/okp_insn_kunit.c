@@ -241,17 +241,12 @@ static void okp_t_run_insn(struct kunit *test, const struct okp_t_insn_case *c, 
 	KUNIT_EXPECT_PTR_EQ(test, (const u8 *)p->kp.addr, c->insn);
 	KUNIT_EXPECT_EQ(test, okp_t_byte(c->insn), (u8)OKP_T_INT3);
 	KUNIT_EXPECT_EQ(test, p->kp.flags & OKP_KPROBE_FLAG_FTRACE, 0U);
-	/* The reason says why a stepped instruction is not boosted or an emulated one with a
-	 * post_handler not jump-optimized, and nothing else. */
+	/* The reason says why a stepped instruction is not boosted, and nothing else. */
 	if (c->kind == OKP_T_NOBOOST)
 		KUNIT_EXPECT_TRUE_MSG(test, okp_t_has(okp_kprobe_reason(&p->kp), "must be single-stepped"),
 				      "reason: '%s'", okp_kprobe_reason(&p->kp));
 	else if (c->kind == OKP_T_SLOT && post)
 		KUNIT_EXPECT_TRUE_MSG(test, okp_t_has(okp_kprobe_reason(&p->kp), "not boosted"),
-				      "reason: '%s'", okp_kprobe_reason(&p->kp));
-	else if (post) /* emulated: the post_handler is why it is not jump-optimized */
-		KUNIT_EXPECT_TRUE_MSG(test, okp_t_has(okp_kprobe_reason(&p->kp),
-						      "not optimized: a post_handler"),
 				      "reason: '%s'", okp_kprobe_reason(&p->kp));
 	else
 		KUNIT_EXPECT_STREQ(test, okp_kprobe_reason(&p->kp), "");

@@ -83,6 +83,7 @@ struct okp_ot_probe {
 	/* What the handlers saw, the last hit. */
 	unsigned int hits, post_hits;
 	unsigned long ip, sp, di, si, r11, flags;
+	unsigned long post_ip, post_ax, post_flags;	/* the post_handler's view */
 	bool irqs_off;		/* irqs_disabled() in the pre_handler */
 	unsigned int preempt;	/* preempt_count() in the pre_handler */
 };
@@ -121,8 +122,12 @@ static void okp_ot_post(struct okp_kprobe *kp, struct pt_regs *regs, unsigned lo
 {
 	struct okp_ot_probe *p = container_of(kp, struct okp_ot_probe, kp);
 
-	if (!p->quiet)
-		p->post_hits++;
+	if (p->quiet)
+		return;
+	p->post_hits++;
+	p->post_ip = regs->ip;
+	p->post_ax = regs->ax;
+	p->post_flags = regs->flags;
 }
 
 static struct okp_ot_probe *okp_ot_new(struct kunit *test, int id, const u8 *addr, bool post)
@@ -176,8 +181,9 @@ static bool okp_ot_optimized(const struct okp_ot_probe *p)
 
 /*
  * What a pre_handler of an optimized probe must see on a call f(a, b): the int3 convention
- * for ip, the stack and registers of the probe address, and the caller's interrupt state
- * (on) rather than the trap's (off).
+ * for ip, the stack and registers of the probe address, the caller's interrupt state in the
+ * saved flags (on), and the handler itself running with interrupts and preemption off, as on
+ * the breakpoint path.
  */
 static void okp_ot_expect_regs(struct kunit *test, const struct okp_ot_probe *p, long a, long b)
 {
@@ -188,8 +194,8 @@ static void okp_ot_expect_regs(struct kunit *test, const struct okp_ot_probe *p,
 	KUNIT_EXPECT_EQ_MSG(test, (long)p->si, b, "f(%ld, %ld)", a, b);
 	KUNIT_EXPECT_EQ_MSG(test, p->r11, OKP_OT_MARK, "f(%ld, %ld)", a, b);
 	KUNIT_EXPECT_EQ_MSG(test, p->flags & OKP_T_IF, OKP_T_IF, "f(%ld, %ld)", a, b);
-	KUNIT_EXPECT_FALSE_MSG(test, p->irqs_off, "f(%ld, %ld): handler ran with interrupts off",
-			       a, b);
+	KUNIT_EXPECT_TRUE_MSG(test, p->irqs_off, "f(%ld, %ld): handler ran with interrupts on",
+			      a, b);
 	if (IS_ENABLED(CONFIG_PREEMPT_COUNT))
 		KUNIT_EXPECT_NE_MSG(test, p->preempt & PREEMPT_MASK, 0U,
 				    "f(%ld, %ld): handler ran preemptible", a, b);
@@ -438,36 +444,41 @@ static void okprobes_optimize_branch_into_region_past_label(struct kunit *test)
 			       &okp_ot_into_region_past_label_site);
 }
 
-/* --- A post_handler needs the trap after the region: not optimized. --- */
+/*
+ * --- A post_handler runs from the detour: after the copy's first instruction, with the
+ * registers it left and ip at the original next instruction. ---
+ */
 
 static void okprobes_optimize_post_handler(struct kunit *test)
 {
+	/* okp_ot_alu's region: mov %rdi,%rax (3 bytes); shl $4,%rax. */
 	const u8 *addr = okp_ot_at(okp_ot_alu, okp_ot_alu_site.probe);
 	struct okp_ot_probe *p = okp_ot_new(test, 1, addr, true);
 	unsigned int i;
 
 	KUNIT_ASSERT_EQ(test, okp_ot_register(p), 0);
 	okp_wait_for_optimizer();
-	KUNIT_ASSERT_FALSE(test, okp_ot_optimized(p));
-	KUNIT_EXPECT_TRUE_MSG(test, okp_t_has(okp_kprobe_reason(&p->kp), "not optimized"),
-			      "reason: '%s'", okp_kprobe_reason(&p->kp));
-	KUNIT_EXPECT_TRUE_MSG(test, okp_t_has(okp_kprobe_reason(&p->kp), "post_handler"),
-			      "reason: '%s'", okp_kprobe_reason(&p->kp));
-	KUNIT_EXPECT_EQ(test, okp_t_byte(addr), (u8)OKP_T_INT3);
+	OKP_OT_ASSERT_OPTIMIZED(test, p);
+	KUNIT_EXPECT_EQ(test, okp_t_byte(addr), (u8)0xe9);
 	for (i = 0; i < ARRAY_SIZE(okp_ot_inputs); i++) {
 		long a = okp_ot_inputs[i].a, b = okp_ot_inputs[i].b;
 
+		okp_ot_clear(p);
 		KUNIT_EXPECT_EQ_MSG(test, okp_ot_alu(a, b), okp_ot_expect_alu(a, b), "f(%ld, %ld)",
 				    a, b);
+		okp_ot_expect_regs(test, p, a, b);
+		KUNIT_EXPECT_EQ_MSG(test, p->post_hits, 1U, "f(%ld, %ld)", a, b);
+		KUNIT_EXPECT_EQ_MSG(test, p->post_ip, (unsigned long)addr + 3, "f(%ld, %ld)", a, b);
+		KUNIT_EXPECT_EQ_MSG(test, (long)p->post_ax, a, "f(%ld, %ld): mov %%rdi,%%rax ran", a, b);
+		KUNIT_EXPECT_EQ_MSG(test, p->post_flags & OKP_T_IF, OKP_T_IF, "f(%ld, %ld)", a, b);
 	}
-	KUNIT_EXPECT_EQ(test, p->hits, (unsigned int)ARRAY_SIZE(okp_ot_inputs));
-	KUNIT_EXPECT_EQ(test, p->post_hits, (unsigned int)ARRAY_SIZE(okp_ot_inputs));
 	okp_ot_unregister(p);
 }
 
 /*
- * A probe with a post_handler joining an optimized site: the site goes back to a breakpoint
- * (the post_handler runs on every call), and is optimized again once it leaves.
+ * A probe with a post_handler joining an optimized site: the site's detour is planned anew
+ * with the post entry (the post_handler runs on every call, even meanwhile), and again without
+ * it once the post_handler leaves.
  */
 static void okprobes_optimize_post_handler_joins(struct kunit *test)
 {
@@ -482,9 +493,14 @@ static void okprobes_optimize_post_handler_joins(struct kunit *test)
 	OKP_OT_ASSERT_OPTIMIZED(test, opt);
 
 	KUNIT_ASSERT_EQ(test, okp_ot_register(post), 0);
+	/* Before the optimizer ran again: the breakpoint serves the post_handler. */
+	KUNIT_EXPECT_EQ(test, okp_ot_riprel_load(1, 2), okp_ot_expect_riprel_load(1, 2));
+	KUNIT_EXPECT_EQ(test, post->post_hits, 1U);
 	okp_wait_for_optimizer();
-	KUNIT_EXPECT_FALSE(test, okp_ot_optimized(opt));
-	KUNIT_EXPECT_FALSE(test, okp_ot_optimized(post));
+	OKP_OT_EXPECT_OPTIMIZED(test, opt);
+	OKP_OT_EXPECT_OPTIMIZED(test, post);
+	okp_ot_clear(opt);
+	okp_ot_clear(post);
 	for (i = 0; i < n; i++) {
 		long a = okp_ot_inputs[i].a, b = okp_ot_inputs[i].b;
 

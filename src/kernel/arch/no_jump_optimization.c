@@ -22,7 +22,17 @@ okp_addr_t okp_seam_detour_entry(void)
 	return 0;
 }
 
+okp_addr_t okp_seam_detour_post_entry(void)
+{
+	return 0;
+}
+
 okp_addr_t okp_detour_entry_point(void)
+{
+	return 0;
+}
+
+okp_addr_t okp_detour_post_entry_point(void)
 {
 	return 0;
 }

@@ -161,10 +161,14 @@ check "the module unloads under an optimized probe, which shows [GONE]" \
   grep -q 'okp_target_opt+0x[0-9a-f]* \[okp_target\] \[GONE\]' $d/list
 check "the [GONE] optimized probe unregisters cleanly" rmmod okprobe_example
 insmod /okp/okp_target.ko
-insmod /okp/okprobe_example.ko symbol=okp_target_opt
+dmesg -c > /dev/null
+check "a probe with a post_handler registers" insmod /okp/okprobe_example.ko symbol=okp_target_opt
+check "it is jump-optimized too (its post_handler runs from the detour)" wait_list "$optimized"
 echo 2 > $call_opt
-check "a probe with a post_handler stays on its breakpoint and says why" \
-  wait_list 'okp_target_opt\+.* hits=2 .*reason="not optimized: a post_handler'
+check "2 calls: 2 hits" is "$(hits okp_target_opt)" 2
+check "its post_handler saw ip after the first instruction (lea, 4 bytes)" \
+  sh -c "dmesg | grep -q 'okp_target_opt+0x[0-9a-f]*> post: ip=.*'"
+check "the probed module still computes (21 + 1) * 2 + 3" is "$(cat $call_opt)" 47
 rmmod okprobe_example
 check "a return probe on an assembly function (a breakpoint entry) registers" \
   insmod /okp/okretprobe_example.ko func=okp_target_opt

@@ -16,12 +16,14 @@
 #include "kernel/okp_glue.h"
 
 void okp_detour_entry(void);
+void okp_detour_post_entry(void);
 void okp_detour_hit(unsigned long copy, struct pt_regs *regs);
+void okp_detour_post_hit(unsigned long ret, struct pt_regs *regs);
 
 /*
- * Called by okp_detour_entry with interrupts as they were at the probe. Handlers run with
- * preemption off, as on the breakpoint path; an interrupt taken meanwhile that hits a probe
- * finds this CPU's frame open and counts a re-entry.
+ * Called by okp_detour_entry with interrupts off (regs->flags has them as they were at the
+ * probe), as on the breakpoint path: this CPU's frames stay this CPU's. Preemption is off too
+ * for the handlers, as kprobes promises them (preempt_count says so).
  */
 void notrace okp_detour_hit(unsigned long copy, struct pt_regs *regs)
 {
@@ -31,19 +33,42 @@ void notrace okp_detour_hit(unsigned long copy, struct pt_regs *regs)
 	cpu = this_cpu_ptr(&okp_cpu_state);
 	cpu->task = current;
 	okp_core_on_detour(copy, (struct okp_regs *)regs, cpu);
-	preempt_enable_notrace();
+	preempt_enable_notrace(); /* interrupts are off: it cannot reschedule here */
 }
 NOKPROBE_SYMBOL(okp_detour_hit);
+
+/* Called by okp_detour_post_entry, interrupts still off since the pre entry. */
+void notrace okp_detour_post_hit(unsigned long ret, struct pt_regs *regs)
+{
+	struct okp_cpu_state *cpu;
+
+	preempt_disable_notrace();
+	cpu = this_cpu_ptr(&okp_cpu_state);
+	cpu->task = current;
+	okp_core_on_detour_post(ret, (struct okp_regs *)regs, cpu);
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(okp_detour_post_hit);
 
 okp_addr_t okp_seam_detour_entry(void)
 {
 	return (okp_addr_t)okp_detour_entry;
 }
 
-/* Where okprobes' own code is entered from a detour: a root of the trap path. */
+okp_addr_t okp_seam_detour_post_entry(void)
+{
+	return (okp_addr_t)okp_detour_post_entry;
+}
+
+/* Where okprobes' own code is entered from a detour: roots of the trap path. */
 okp_addr_t okp_detour_entry_point(void)
 {
 	return (okp_addr_t)okp_detour_hit;
+}
+
+okp_addr_t okp_detour_post_entry_point(void)
+{
+	return (okp_addr_t)okp_detour_post_hit;
 }
 
 /* x86's entries are 32-bit offsets from their own fields (EX_TYPE in data). */

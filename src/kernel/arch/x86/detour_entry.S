@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * okp_detour_entry: every detour's `call` lands here (arch/x86/detour.h has the detour's
- * layout). On entry the stack holds the return address, i.e. the detour's relocated copy,
+ * layout); okp_detour_post_entry, the same for post handlers. On entry the stack holds the return address, i.e. the detour's relocated copy,
  * right below the probed code's own stack. It saves a full struct pt_regs (ip is filled by the
  * core, sp is the probed code's), calls okp_detour_hit(copy, regs), restores every register
  * and the flags from regs (a handler's changes take effect) and returns to regs->ip: the copy,
@@ -21,12 +21,20 @@
 
 	/* .kprobes.text: the hit path, never probed (okprobes' text is blacklisted whole). */
 	.section .kprobes.text, "ax"
-SYM_CODE_START(okp_detour_entry)
+
+/*
+ * One entry per handler kind: name is called by the detour, hit is the C half. Interrupts are
+ * off from the saved flags on, as in the breakpoint trap; they come back with the flags
+ * restored from regs (the post entry's C half restores the IF a pre entry cleared for it).
+ */
+.macro OKP_DETOUR_ENTRY name, hit
+SYM_CODE_START(\name)
 	UNWIND_HINT_FUNC
 	ANNOTATE_NOENDBR
 	pushq	$__KERNEL_DS		/* ss */
 	pushq	$0			/* sp, below */
 	pushfq				/* flags */
+	cli
 	pushq	$__KERNEL_CS		/* cs */
 	pushq	$0			/* ip: the core sets it */
 	pushq	$-1			/* orig_ax */
@@ -49,9 +57,9 @@ SYM_CODE_START(okp_detour_entry)
 	/* The probed code's stack pointer: above the regs and our return address. */
 	leaq	OKP_PT_SIZE + 8(%rsp), %rax
 	movq	%rax, OKP_PT_SP(%rsp)
-	movq	OKP_PT_SIZE(%rsp), %rdi	/* the copy */
+	movq	OKP_PT_SIZE(%rsp), %rdi	/* our return address: names the probe */
 	movq	%rsp, %rsi
-	call	okp_detour_hit
+	call	\hit
 	/* Where to go on: the return address becomes regs->ip. */
 	movq	OKP_PT_IP(%rsp), %rax
 	movq	%rax, OKP_PT_SIZE(%rsp)
@@ -76,4 +84,10 @@ SYM_CODE_START(okp_detour_entry)
 	leaq	OKP_PT_SIZE(%rsp), %rsp
 	UNWIND_HINT_FUNC
 	RET
-SYM_CODE_END(okp_detour_entry)
+SYM_CODE_END(\name)
+.endm
+
+/* Every detour's `call`: pre handlers, then the copy (or where a handler sent execution). */
+OKP_DETOUR_ENTRY okp_detour_entry, okp_detour_hit
+/* A post_handler's detour calls this after the copy's first instruction. */
+OKP_DETOUR_ENTRY okp_detour_post_entry, okp_detour_post_hit
