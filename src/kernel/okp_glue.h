@@ -33,7 +33,6 @@ struct okp_ksyms {
 	/* x86 only (arch/x86/symbols.c); NULL elsewhere. */
 	void *(*text_poke)(void *addr, const void *opcode, size_t len);
 	void (*text_poke_sync)(void);
-	void (*text_poke_bp)(void *addr, const void *opcode, size_t len, const void *emulate);
 	int (*alternatives_text_reserved)(void *start, void *end);
 	unsigned long text_mutex;
 	unsigned long kprobe_table;	/* the kernel's kprobes' hash, read-only */

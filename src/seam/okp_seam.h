@@ -105,12 +105,6 @@ void okp_seam_module_put(void *module);
  * -EBUSY when the text changed under us. */
 int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 			unsigned long len);
-/* Writes len bytes of live text that other CPUs may be executing, as one atomic change for
- * them: on x86-64 int3-guarded (text_poke_bp: a CPU reaching the bytes mid-change traps and
- * is sent on to the new bytes' end or the old instruction), for a jump over several
- * instructions. expect as for okp_seam_patch_text. Per arch (src/kernel/arch/<arch>/). */
-int okp_seam_patch_text_live(okp_addr_t addr, const void *bytes, const void *expect,
-			     unsigned long len);
 /*
  * Jump optimization's batched patching (x86-64): the caller takes text_mutex once, writes
  * several sites with okp_seam_poke_text (no sync; expect as for okp_seam_patch_text), then

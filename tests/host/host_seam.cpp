@@ -202,10 +202,6 @@ extern "C" int okp_seam_patch_text(okp_addr_t addr, const void* bytes, const voi
   std::memcpy(reinterpret_cast<void*>(addr), bytes, len);
   return 0;
 }
-extern "C" int okp_seam_patch_text_live(okp_addr_t addr, const void* bytes, const void* expect,
-                                        unsigned long len) {
-  return okp_seam_patch_text(addr, bytes, expect, len);
-}
 
 // Jump optimization's batches: text_mutex is the host's lock_held's companion.
 extern "C" void okp_seam_text_lock(void) { seam_counters().text_lock_held = true; }

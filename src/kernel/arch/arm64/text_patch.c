@@ -19,9 +19,3 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 {
 	return -EOPNOTSUPP;
 }
-
-int okp_seam_patch_text_live(okp_addr_t addr, const void *bytes, const void *expect,
-			     unsigned long len)
-{
-	return -EOPNOTSUPP;
-}

@@ -21,32 +21,33 @@ void okp_detour_hit(unsigned long copy, struct pt_regs *regs);
 void okp_detour_post_hit(unsigned long ret, struct pt_regs *regs);
 
 /*
- * Called by okp_detour_entry with interrupts off (regs->flags has them as they were at the
- * probe), as on the breakpoint path: this CPU's frames stay this CPU's. Preemption is off too
- * for the handlers, as kprobes promises them (preempt_count says so).
+ * The C halves of okp_detour_entry and okp_detour_post_entry, called with interrupts off
+ * (regs->flags has them as they were at the probe), as on the breakpoint path: this CPU's
+ * frames stay this CPU's. Preemption is off too for the handlers, as kprobes promises them
+ * (preempt_count says so); with interrupts off, enabling it cannot reschedule here.
  */
-void notrace okp_detour_hit(unsigned long copy, struct pt_regs *regs)
+static __always_inline void okp_detour_call(void (*core)(okp_addr_t, struct okp_regs *,
+							 struct okp_cpu_state *),
+					    unsigned long where, struct pt_regs *regs)
 {
 	struct okp_cpu_state *cpu;
 
 	preempt_disable_notrace();
 	cpu = this_cpu_ptr(&okp_cpu_state);
 	cpu->task = current;
-	okp_core_on_detour(copy, (struct okp_regs *)regs, cpu);
-	preempt_enable_notrace(); /* interrupts are off: it cannot reschedule here */
+	core(where, (struct okp_regs *)regs, cpu);
+	preempt_enable_notrace();
+}
+
+void notrace okp_detour_hit(unsigned long copy, struct pt_regs *regs)
+{
+	okp_detour_call(okp_core_on_detour, copy, regs);
 }
 NOKPROBE_SYMBOL(okp_detour_hit);
 
-/* Called by okp_detour_post_entry, interrupts still off since the pre entry. */
 void notrace okp_detour_post_hit(unsigned long ret, struct pt_regs *regs)
 {
-	struct okp_cpu_state *cpu;
-
-	preempt_disable_notrace();
-	cpu = this_cpu_ptr(&okp_cpu_state);
-	cpu->task = current;
-	okp_core_on_detour_post(ret, (struct okp_regs *)regs, cpu);
-	preempt_enable_notrace();
+	okp_detour_call(okp_core_on_detour_post, ret, regs);
 }
 NOKPROBE_SYMBOL(okp_detour_post_hit);
 

@@ -18,7 +18,6 @@
 static const struct okp_ksym_want okp_x86_wanted[] = {
 	WANT_FN(text_poke),
 	WANT_FN(text_poke_sync),
-	WANT_FN(text_poke_bp),
 	WANT_FN(alternatives_text_reserved),
 };
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * How okprobes writes kernel text on x86-64: through the kernel's own text patching
- * (text_poke, text_poke_sync, text_poke_bp, found in /proc/kallsyms by symbols.c) under
+ * (text_poke and text_poke_sync, found in /proc/kallsyms by symbols.c) under
  * text_mutex, as every other writer of kernel text does. Also who else owns text here: the
  * SMP alternatives (lock prefixes the kernel rewrites itself). Process context, registry
  * lock held.
@@ -13,7 +13,6 @@
 #include <linux/printk.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <asm/nops.h>
 #include <asm/text-patching.h>
 
 #include "kernel/okp_glue.h"
@@ -66,73 +65,6 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 	okp_ksyms.text_poke((void *)addr, bytes, len);
 	/* Every CPU must stop executing the old bytes before we return. */
 	okp_ksyms.text_poke_sync();
-out:
-	mutex_unlock(text_mutex);
-	return ret;
-}
-
-/*
- * Would text_poke_bp take bytes? Its int3 handler emulates only these, and the kernel BUGs on
- * anything else: int3, call rel32, Jcc rel8, the 2- and 5-byte NOPs, and ret, jmp rel8 and
- * jmp rel32 (each padded with int3 up to len). len <= POKE_MAX_OPCODE_SIZE, its copy's size.
- */
-static bool okp_poke_bp_takes(const u8 *b, unsigned long len)
-{
-	static const u8 nop2[] = { BYTES_NOP2 }, nop5[] = { BYTES_NOP5 };
-	unsigned long n, i;
-
-	switch (b[0]) {
-	case INT3_INSN_OPCODE:
-		return len == INT3_INSN_SIZE;
-	case CALL_INSN_OPCODE:
-		return len == CALL_INSN_SIZE;
-	case 0x70 ... 0x7f: /* Jcc rel8 */
-		return len == 2;
-	case RET_INSN_OPCODE:
-		n = RET_INSN_SIZE;
-		break;
-	case JMP8_INSN_OPCODE:
-		n = JMP8_INSN_SIZE;
-		break;
-	case JMP32_INSN_OPCODE:
-		n = JMP32_INSN_SIZE;
-		break;
-	default:
-		return (len == sizeof(nop2) && !memcmp(b, nop2, len)) ||
-		       (len == sizeof(nop5) && !memcmp(b, nop5, len));
-	}
-	if (len < n)
-		return false;
-	for (i = n; i < len; i++) {
-		if (b[i] != INT3_INSN_OPCODE)
-			return false;
-	}
-	return true;
-}
-
-/*
- * text_poke_bp writes an int3 on the first byte, syncs every CPU, writes the tail, syncs,
- * then the first byte, syncs: a CPU reaching the site meanwhile traps into the kernel's
- * poke_int3_handler, which emulates the new instruction (emulate NULL: bytes themselves).
- * bytes must be one instruction it can emulate (okp_poke_bp_takes), else -EINVAL.
- */
-int okp_seam_patch_text_live(okp_addr_t addr, const void *bytes, const void *expect,
-			     unsigned long len)
-{
-	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
-	int ret = 0;
-
-	if (!okp_ksyms.text_poke_bp || !text_mutex)
-		return -EOPNOTSUPP;
-	if (!len || len > POKE_MAX_OPCODE_SIZE || !okp_poke_bp_takes(bytes, len))
-		return -EINVAL;
-	mutex_lock(text_mutex);
-	if (expect) {
-		ret = okp_text_is(addr, expect, len);
-		if (ret)
-			goto out;
-	}
-	okp_ksyms.text_poke_bp((void *)addr, bytes, len, NULL);
 out:
 	mutex_unlock(text_mutex);
 	return ret;
