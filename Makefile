@@ -3,6 +3,7 @@
 #   make run        build, boot a guest, load okprobes + the sample, show debugfs and hits
 #   make check      every test (host, builds, KUnit in guests, stock-kernel smoke)
 #   make stress     the reliability sweep over a large sample (docs/reliability.md)
+#   make coverage   jump-optimization coverage, okprobes vs the kernel (docs/jump-optimization.md)
 #   make print-kdir ARCH=... KERNEL=...   kernel build directory for client modules
 #   make setup      install packages and fetch third-party sources (done on demand)
 
@@ -20,7 +21,7 @@ OKP_KARCH := $(shell . $(OKP_ROOT)/scripts/lib.sh && kbuild_arch $(OKP_ARCH))
 OKP_CROSS := $(shell . $(OKP_ROOT)/scripts/lib.sh && cross_compile $(OKP_ARCH))
 KMAKE = $(MAKE) -C "$$kdir" ARCH=$(OKP_KARCH) CROSS_COMPILE=$(OKP_CROSS) OKP_ROOT=$(OKP_ROOT) OKP_CACHE=$(OKP_CACHE)
 
-.PHONY: all module samples kunit-module test-modules print-kdir setup run check stress host-test bench clean
+.PHONY: all module samples kunit-module test-modules print-kdir setup run check stress coverage host-test bench clean
 all: module samples
 
 setup:
@@ -66,9 +67,18 @@ check: setup
 stress: setup
 	@$(OKP_ROOT)/tests/vm/sweep-stress
 
-# okprobes against the kernel's kprobes in one x86_64 test-kernel guest: docs/benchmarks.md.
+# Every boundary of every k-th vmlinux function, optimized by okprobes and by the kernel's
+# kprobes, x86_64 guests: docs/jump-optimization.md. COVERAGE_KERNELS (debian),
+# COVERAGE_STRIDE (80), COVERAGE_START, COVERAGE_ARGS, COVERAGE_BUILD (build/).
+coverage: setup
+	@$(OKP_ROOT)/tests/vm/coverage
+
+# okprobes against the kernel's kprobes, one x86_64 guest per kernel (Debian's stock kernel,
+# then the test kernel): docs/benchmarks.md. KERNEL=debian|test on the command line measures
+# that kernel only; BUILD=DIR builds in DIR/<kernel>; BENCH_ARGS go to tests/bench/run.
 bench: setup
-	@$(OKP_ROOT)/tests/bench/run
+	@$(OKP_ROOT)/tests/bench/run $(if $(filter command line,$(origin KERNEL)),--kernels "$(KERNEL)") \
+	  $(if $(filter command line,$(origin BUILD)),--build "$(BUILD)") $(BENCH_ARGS)
 
 clean:
 	rm -rf $(OKP_ROOT)/build

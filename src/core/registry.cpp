@@ -71,7 +71,6 @@ void Registry::exit() {
     settings().armed_observer = nullptr;
     settings().optimization_observer = nullptr;
   }
-  okp_seam_cancel_optimizer();
   for (;;) {
     okp_kprobe* kp;
     {
@@ -82,6 +81,9 @@ void Registry::exit() {
     okp_seam_log(OKP_LOG_WARNING, "a probe was still registered at unload: removing it");
     unregister_probes(&kp, 1);
   }
+  // The unregisters above may have queued the optimizer (a neighbour's region freed): no
+  // batch may run once okprobes' text is gone.
+  okp_seam_cancel_optimizer();
   // The slot area is freed with okprobes' text: nobody may still run a boosted slot.
   okp_seam_flush_slot_collection();
   collect_retired_slots();

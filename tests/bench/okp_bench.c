@@ -3,7 +3,10 @@
  * okprobes against the kernel's own kprobes, in one boot (tests/bench/run, `make bench`).
  *
  * Everything runs in module init and prints parseable lines; the guest script rmmods the
- * module afterwards.
+ * module afterwards. Parts 1-3 (`classic`) run on breakpoints: the guest writes 0 to both
+ * /proc/sys/debug/kprobes-optimization and /proc/sys/debug/okprobes-optimization first (both
+ * are read back here). Parts 4-6 (`opt`, okp_bench_opt.c and okp_bench_ret.c) measure jump
+ * optimization, each run switching its own framework's sysctl to 1 and back to 0.
  *
  * 1. Hit cost, for each of three targets (okp_bench_text.S), all returning x + 1 and probed
  *    on their first instruction after the ENDBR64:
@@ -22,10 +25,10 @@
  *    state: the median ns per call over the rounds, the overhead per hit (median minus the
  *    median of `none`), hits/s, and the okprobes/kernel ratios for boost and step.
  *    Checked on every run: each call was one hit (pre, and post when set), nothing missed,
- *    the target's result is right, the kernel probe is boosted or not as intended and never
- *    optimized (the guest writes 0 to /proc/sys/debug/kprobes-optimization first; it is read
- *    back here), and okprobes says why a probe is not boosted exactly when it has a post
- *    handler and the instruction runs from a slot. Any failure prints a BENCH-ERROR line.
+ *    the target's result is right, the kernel probe is boosted or not as intended (never in
+ *    a preemptible kernel: Debian's), neither probe is ever a jump, and okprobes says "not
+ *    boosted" exactly when the probe has a post handler and the instruction runs from a
+ *    slot. Any failure prints a BENCH-ERROR line.
  * 2. Registration cost. register_kprobes() + unregister_kprobes() against
  *    okp_register_kprobes() + okp_unregister_kprobes() of 1, 100 and 1000 probes at distinct
  *    instructions, pre_handler only, `reg_reps` times each (alternating which framework goes
@@ -36,18 +39,32 @@
  * 3. Return-probe hit cost (okp_bench_ret.c): the kernel's kretprobe against okp_kretprobe
  *    on a C function (ftrace entry) and an assembly one (int3 entry), states none /
  *    kernel-ret / okp-ret, reported like the hit cost with mode=return.
+ * 4. Jump-optimized hit cost (okp_bench_opt.c): target=opt, states none / kernel-int3 /
+ *    okp-int3 / kernel-opt / okp-opt; modes opt, int3, speedup-okp, speedup-kernel.
+ * 5. Return probes with a jump-optimized entry (okp_bench_ret.c): target=ret-opt, states
+ *    none / kernel-ret / okp-ret / kernel-ret-opt / okp-ret-opt; modes return (int3
+ *    entries), return-opt, speedup-okp, speedup-kernel.
+ * 6. Registration until optimized (okp_bench_opt.c): 1, 100, 1000 probes, one per function,
+ *    framework kernel / okp-wait / okp-poll.
  *
  * Output lines (all start with BENCH; values are integers or fixed-point decimals):
  *   BENCH-INFO key=value ...
  *   BENCH-RUN target=T round=R state=S ns=T
  *   BENCH target=T state=S calls=N rounds=R ns_per_call=X min_ns_per_call=X
  *         max_ns_per_call=X overhead_ns=X hits_per_s=N
- *   BENCH-RATIO target=T mode=boost|step|return overhead=X ns_per_call=X overhead_of_min=X
+ *   BENCH-RATIO target=T mode=M overhead=X ns_per_call=X overhead_of_min=X
  *         overhead_per_round=X
  *         (okprobes / kernel: of the medians; of the overheads computed from the fastest run
- *         of each state; the median over rounds of each round's overhead ratio)
+ *         of each state; the median over rounds of each round's overhead ratio. For
+ *         mode=speedup-okp|speedup-kernel: that framework's int3 state / its jump state)
  *   BENCH-REG layout=L n=N framework=kernel|okprobes reg_ns=T unreg_ns=T total_ns=T
  *   BENCH-REG-RATIO layout=L n=N reg=X unreg=X total=X          (okprobes / kernel)
+ *   BENCH-OPTREG n=N framework=kernel|okp-wait|okp-poll reg_ns=T optimized_ns=T unreg_ns=T
+ *         (the registration call; from its start until every probe is a jump; the
+ *         unregistration until the text is back)
+ *   BENCH-OPTREG-RATIO n=N okp_wait=X okp_poll=X reg=X unreg=X
+ *         (optimized_ns of okp-wait and okp-poll / the kernel's; reg_ns and unreg_ns of
+ *         okp-wait / the kernel's)
  *   BENCH-ERROR what went wrong
  *   BENCH-DONE errors=E
  */
@@ -85,12 +102,18 @@ MODULE_PARM_DESC(rounds, "measured rounds of the interleaved runs (median taken)
 unsigned int warmup = 1;
 module_param(warmup, uint, 0444);
 MODULE_PARM_DESC(warmup, "rounds run first and not counted");
-static unsigned int reg_reps = 3;
+unsigned int reg_reps = 3;
 module_param(reg_reps, uint, 0444);
 MODULE_PARM_DESC(reg_reps, "repetitions of each registration measurement (median taken)");
-static unsigned int reg_max = 1000;
+unsigned int reg_max = 1000;
 module_param(reg_max, uint, 0444);
 MODULE_PARM_DESC(reg_max, "largest probe count of the registration benchmark (<= 1024)");
+static bool classic = true;
+module_param(classic, bool, 0444);
+MODULE_PARM_DESC(classic, "run the breakpoint parts (hit, return, registration), optimization off");
+static bool opt = true;
+module_param(opt, bool, 0444);
+MODULE_PARM_DESC(opt, "run the jump-optimization parts (okp_bench_opt.c)");
 
 enum bench_state { S_NONE, S_KBOOST, S_KSTEP, S_OBOOST, S_OSTEP, S_NR };
 
@@ -142,7 +165,7 @@ static void o_post(struct okp_kprobe *p, struct pt_regs *regs, unsigned long fla
 NOKPROBE_SYMBOL(o_post);
 
 /* The first instruction after the function's landing pad (ENDBR64, or its sealed poison). */
-static void *first_insn(const void *fn)
+void *first_insn(const void *fn)
 {
 	static const u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	static const u8 poison[4] = { 0x0f, 0x1f, 0x40, 0xd6 };
@@ -232,26 +255,86 @@ void bench_report_ratio(const char *tn, const char *mode, u64 (*times)[MAX_ROUND
 		milli(d, sizeof(d), median(per_round, rounds)));
 }
 
-/* The sysctl the guest script set: the kernel exports no accessor for it. */
-static void check_optimization_sysctl(void)
+/*
+ * The jump-optimization sysctls, through /proc as the guest script uses them: the kernel
+ * exports no accessor for its own. Writing 0 to kprobes-optimization when it was 1 also
+ * waits for the kernel's optimizer to finish its pending work (unoptimize_all_kprobes()).
+ */
+int bench_sysctl_read(const char *name)
 {
-	char buf[8] = "";
-	struct file *f = filp_open("/proc/sys/debug/kprobes-optimization", O_RDONLY, 0);
+	char path[64], buf[16] = "";
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	int v;
+
+	snprintf(path, sizeof(path), "/proc/sys/debug/%s", name);
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	if (kstrtoint(strim(buf), 10, &v))
+		return -EINVAL;
+	return v;
+}
+
+bool bench_sysctl_write(const char *name, int value)
+{
+	char path[64], buf[8];
+	struct file *f;
 	loff_t pos = 0;
 	ssize_t n;
 
+	snprintf(path, sizeof(path), "/proc/sys/debug/%s", name);
+	snprintf(buf, sizeof(buf), "%d\n", value);
+	f = filp_open(path, O_WRONLY, 0);
 	if (IS_ERR(f)) {
-		bench_error("cannot read /proc/sys/debug/kprobes-optimization (%ld)", PTR_ERR(f));
-		return;
+		bench_error("cannot open %s (%ld)", path, PTR_ERR(f));
+		return false;
 	}
-	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	n = kernel_write(f, buf, strlen(buf), &pos);
 	filp_close(f, NULL);
-	if (n > 0)
-		buf[n] = '\0';
-	strim(buf);
-	pr_info("BENCH-INFO kprobes_optimization=%s\n", buf);
-	if (strcmp(buf, "0"))
-		bench_error("kprobes optimization is on: write 0 to /proc/sys/debug/kprobes-optimization before loading");
+	if (n != strlen(buf)) {
+		bench_error("cannot write %d to %s (%zd)", value, path, n);
+		return false;
+	}
+	return true;
+}
+
+bool text_is_jump(const void *addr)
+{
+	return READ_ONCE(*(const u8 *)addr) == 0xe9;	/* jmp rel32 */
+}
+
+/*
+ * With CONFIG_OPTPROBES a kprobe is served by an aggregate (an optimized_kprobe) and sits
+ * alone on its list; the aggregate carries KPROBE_FLAG_OPTIMIZED from the moment it is
+ * queued for optimization, and its jump is in the text once the optimizer ran.
+ */
+bool kernel_kprobe_optimized(struct kprobe *kp)
+{
+	struct kprobe *ap = list_empty(&kp->list) ? kp :
+			    list_entry(READ_ONCE(kp->list.next), struct kprobe, list);
+
+	return (READ_ONCE(ap->flags) & KPROBE_FLAG_OPTIMIZED) && text_is_jump(kp->addr);
+}
+
+/* The breakpoint parts need both frameworks on breakpoints: the guest script wrote 0s. */
+static void check_optimization_sysctls(void)
+{
+	int k = bench_sysctl_read(KPROBES_OPT), o = bench_sysctl_read(OKP_OPT);
+
+	pr_info("BENCH-INFO kprobes_optimization=%d okprobes_optimization=%d\n", k, o);
+	if (k != 0)
+		bench_error("kprobes optimization is %d: write 0 to /proc/sys/debug/%s before loading", k,
+			    KPROBES_OPT);
+	if (o != 0)
+		bench_error("okprobes optimization is %d: write 0 to /proc/sys/debug/%s before loading", o,
+			    OKP_OPT);
 }
 
 /* The timed loop; the target returns its argument + 1. Direct calls: no retpoline in it. */
@@ -297,7 +380,12 @@ static u64 run_state(enum bench_target t, enum bench_state st, unsigned long n, 
 			bench_error("target=%s state=%s register_kprobe at %pS: %d", tn, state_name[st], addr, ret);
 			return 0;
 		}
-		if (kp.ainsn.boostable != !step)
+		/*
+		 * The kernel boosts only without a post_handler, and never in a preemptible kernel
+		 * (prepare_singlestep(): Debian's PREEMPT_DYNAMIC kernel has CONFIG_PREEMPTION):
+		 * there its "boost" state single-steps too.
+		 */
+		if (kp.ainsn.boostable != (!step && !IS_ENABLED(CONFIG_PREEMPTION)))
 			bench_error("target=%s state=%s the kernel's probe is %sboosted", tn, state_name[st],
 				    kp.ainsn.boostable ? "" : "not ");
 		/*
@@ -318,15 +406,18 @@ static u64 run_state(enum bench_target t, enum bench_state st, unsigned long n, 
 				    addr, ret, okp_kprobe_reason(&op));
 			return 0;
 		}
-		/* okprobes gives a reason exactly when a slot instruction is not boosted. */
-		if (!!okp_kprobe_reason(&op)[0] != (step && !targets[t].okp_emulates))
+		/*
+		 * okprobes says "not boosted" exactly when a slot instruction is not boosted (else,
+		 * optimization being off, it says why the probe is not optimized).
+		 */
+		if (!strncmp(okp_kprobe_reason(&op), "not boosted", 11) != (step && !targets[t].okp_emulates))
 			bench_error("target=%s state=%s okprobes says \"%s\"", tn, state_name[st],
 				    okp_kprobe_reason(&op));
 		if (first)
 			pr_info("BENCH-INFO target=%s state=%s okp_reason=\"%s\"\n", tn, state_name[st],
 				okp_kprobe_reason(&op));
 	}
-	/* Let a kprobe optimizer that should not be on (delay: 5 jiffies) show itself. */
+	/* Let an optimizer that should not be on (kernel: 5 jiffies; okprobes: 20 ms) show itself. */
 	msleep(30);
 
 	pre_hits = post_hits = 0;
@@ -342,7 +433,7 @@ static u64 run_state(enum bench_target t, enum bench_state st, unsigned long n, 
 		bench_error("target=%s state=%s %lu post-handler hits for %lu calls", tn, state_name[st], post_hits,
 			    n);
 	if (kernel) {
-		if (kp.flags & KPROBE_FLAG_OPTIMIZED)
+		if (kernel_kprobe_optimized(&kp))
 			bench_error("target=%s state=%s the kernel's kprobe is OPTIMIZED (jump), not int3",
 				    tn, state_name[st]);
 		if (kp.nmissed)
@@ -352,6 +443,9 @@ static u64 run_state(enum bench_target t, enum bench_state st, unsigned long n, 
 		if (op.nhit != n || op.nmissed)
 			bench_error("target=%s state=%s okprobes nhit=%lu nmissed=%lu for %lu calls",
 				    tn, state_name[st], op.nhit, op.nmissed, n);
+		if ((op.flags & OKP_KPROBE_FLAG_OPTIMIZED) || text_is_jump(addr))
+			bench_error("target=%s state=%s the okprobes probe is OPTIMIZED (jump), not int3",
+				    tn, state_name[st]);
 		okp_unregister_kprobe(&op);
 	}
 	cond_resched();
@@ -539,17 +633,31 @@ static int __init okp_bench_init(void)
 		       MAX_ROUNDS);
 		return -EINVAL;
 	}
-	pr_info("BENCH-INFO calls=%lu rounds=%u warmup=%u reg_reps=%u reg_max=%u\n",
-		calls, rounds, warmup, reg_reps, reg_max);
+	pr_info("BENCH-INFO calls=%lu rounds=%u warmup=%u reg_reps=%u reg_max=%u classic=%d opt=%d\n",
+		calls, rounds, warmup, reg_reps, reg_max, classic, opt);
 	for (t = 0; t < T_NR; t++)
 		pr_info("BENCH-INFO target=%s fn=%pS probe=%pS okp_emulates=%d\n", targets[t].name,
 			targets[t].fn, first_insn(targets[t].fn), targets[t].okp_emulates);
-	check_optimization_sysctl();
-	for (t = 0; t < T_NR && !errors; t++)
-		bench_hits(t);
-	if (!errors)
-		bench_returns();
-	bench_registration();
+	check_optimization_sysctls();
+	if (classic) {
+		for (t = 0; t < T_NR && !errors; t++)
+			bench_hits(t);
+		if (!errors)
+			bench_returns(false);
+		if (!errors)
+			bench_registration();
+	}
+	if (opt) {
+		/* Both switches go to 1 only around the runs that want them, and back to 0. */
+		if (!errors)
+			bench_opt_hits();
+		if (!errors)
+			bench_returns(true);
+		if (!errors)
+			bench_opt_registration();
+		bench_sysctl_write(KPROBES_OPT, 0);
+		bench_sysctl_write(OKP_OPT, 0);
+	}
 	pr_info("BENCH-DONE errors=%u\n", errors);
 	return 0;
 }

@@ -3,13 +3,14 @@
 #ifndef OKP_BENCH_H
 #define OKP_BENCH_H
 
+#include <linux/kprobes.h>
 #include <linux/printk.h>
 #include <linux/types.h>
 
 #define MAX_ROUNDS 101
 
 extern unsigned long calls;
-extern unsigned int rounds, warmup;
+extern unsigned int rounds, warmup, reg_reps, reg_max;
 extern unsigned int errors;
 
 #define bench_error(fmt, ...) \
@@ -22,11 +23,29 @@ void bench_report_states(const char *tn, const char *const *names, unsigned int 
 			 u64 (*times)[MAX_ROUNDS], u64 *med_ps, u64 *min_ps);
 void bench_report_ratio(const char *tn, const char *mode, u64 (*times)[MAX_ROUNDS],
 			const u64 *med_ps, const u64 *min_ps, unsigned int ok, unsigned int ke);
+void *first_insn(const void *fn);
+
+/* The two jump-optimization switches, /proc/sys/debug/<name>. */
+#define KPROBES_OPT "kprobes-optimization"
+#define OKP_OPT "okprobes-optimization"
+int bench_sysctl_read(const char *name);
+bool bench_sysctl_write(const char *name, int value);
+/* The byte at addr is a jmp rel32: a jump-optimized probe's jump is in place. */
+bool text_is_jump(const void *addr);
+/* The kernel's kprobe kp (alone at its address) is jump-optimized, its jump written. */
+bool kernel_kprobe_optimized(struct kprobe *kp);
 
 /* okp_bench_ret.c */
-void bench_returns(void);
+void bench_returns(bool optimized);
+
+/* okp_bench_opt.c */
+void bench_opt_hits(void);
+void bench_opt_registration(void);
+bool bench_kernel_optimized_wait(struct kprobe *kp, const char *what);
+void bench_kernel_optimizer_flush(void);
 
 /* okp_bench_text.S */
 unsigned long okp_bench_target_lea(unsigned long x);
+unsigned long okp_bench_target_opt(unsigned long x);
 
 #endif /* OKP_BENCH_H */

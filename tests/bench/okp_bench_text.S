@@ -12,11 +12,17 @@
  *                      registration benchmark puts one probe on each of the first N.
  *   okp_bench_fn_<i>   OKP_BENCH_SPREAD one-instruction functions, listed in
  *                      okp_bench_spread_fns[]: the same benchmark with one probe per function.
+ *   okp_bench_target_opt  the jump-optimization target (okp_bench_opt.c): three plain
+ *                      instructions, so the 5 bytes at its entry (+4: mov, add) and at +7
+ *                      (add, mov) are regions both frameworks can replace by a jmp rel32.
+ *   okp_bench_ofn_<i>  OKP_BENCH_OPT copies of it, listed in okp_bench_opt_fns[]: the
+ *                      registration-until-optimized benchmark, one probe at +7 of each.
  */
 #include <linux/linkage.h>
 
 #define OKP_BENCH_DENSE 1024
 #define OKP_BENCH_SPREAD 1024
+#define OKP_BENCH_OPT 1024
 
 	.text
 
@@ -40,6 +46,20 @@ SYM_FUNC_START(okp_bench_target_add)
 	RET
 SYM_FUNC_END(okp_bench_target_add)
 
+/*
+ * unsigned long okp_bench_target_opt(unsigned long x): returns x + 1. No branch, every
+ * instruction boostable and position-independent:
+ *   +4   mov %rdi,%rax   3 bytes: the entry (return probes)
+ *   +7   add $1,%rax     4 bytes: the kprobe, off the entry; its region is +7..+13
+ *   +11  mov %rax,%rdx   3 bytes
+ */
+SYM_FUNC_START(okp_bench_target_opt)
+	mov	%rdi, %rax
+	addq	$1, %rax
+	mov	%rax, %rdx
+	RET
+SYM_FUNC_END(okp_bench_target_opt)
+
 /* unsigned long okp_bench_dense(unsigned long x): returns x; never called. */
 SYM_FUNC_START(okp_bench_dense)
 	.rept OKP_BENCH_DENSE
@@ -59,10 +79,30 @@ SYM_FUNC_END(okp_bench_fn_\okpidx)
 	.quad	okp_bench_fn_\okpidx
 .endm
 
+/* The shape of okp_bench_target_opt. */
+.macro okp_bench_ofn okpidx
+SYM_FUNC_START(okp_bench_ofn_\okpidx)
+	mov	%rdi, %rax
+	addq	$1, %rax
+	mov	%rax, %rdx
+	RET
+SYM_FUNC_END(okp_bench_ofn_\okpidx)
+.endm
+
+.macro okp_bench_ofn_ref okpidx
+	.quad	okp_bench_ofn_\okpidx
+.endm
+
 	.altmacro
 	.set	okp_bench_i, 0
 	.rept	OKP_BENCH_SPREAD
 	okp_bench_fn %okp_bench_i
+	.set	okp_bench_i, okp_bench_i + 1
+	.endr
+
+	.set	okp_bench_i, 0
+	.rept	OKP_BENCH_OPT
+	okp_bench_ofn %okp_bench_i
 	.set	okp_bench_i, okp_bench_i + 1
 	.endr
 
@@ -75,4 +115,12 @@ SYM_DATA_START(okp_bench_spread_fns)
 	.set	okp_bench_i, okp_bench_i + 1
 	.endr
 SYM_DATA_END(okp_bench_spread_fns)
+
+SYM_DATA_START(okp_bench_opt_fns)
+	.set	okp_bench_i, 0
+	.rept	OKP_BENCH_OPT
+	okp_bench_ofn_ref %okp_bench_i
+	.set	okp_bench_i, okp_bench_i + 1
+	.endr
+SYM_DATA_END(okp_bench_opt_fns)
 	.noaltmacro

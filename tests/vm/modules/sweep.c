@@ -47,6 +47,7 @@
 #include <linux/vmalloc.h>
 #include <asm/insn.h>
 #include <okprobes/okprobes.h>
+#include "sweep.h"
 
 static uint stride = 150;	/* Debian 12's stock kernel: a few hundred functions */
 module_param(stride, uint, 0444);
@@ -66,23 +67,13 @@ MODULE_PARM_DESC(batch_bytes, "a batch ends after this many bytes of text");
 static uint max_size = 64 * 1024;
 module_param(max_size, uint, 0444);
 MODULE_PARM_DESC(max_size, "skip functions larger than this");
+static bool coverage;
+module_param(coverage, bool, 0444);
+MODULE_PARM_DESC(coverage, "jump-optimization coverage, okprobes vs the kernel (sweep_coverage.c)");
 
-#define SLACK MAX_INSN_SIZE	/* bytes read past the end: the last instruction may cross it */
 #define MAX_CLASSES 160
 #define MAX_NOTES 40
 #define CLASS_LEN 96
-
-struct sweep_func {
-	unsigned long addr;
-	unsigned int size;
-	unsigned int decoded;	/* bytes the kernel decoder covered: size unless it stopped */
-	unsigned int next;	/* next offset to try */
-	unsigned int crossing;	/* the instruction running past the end, or ~0 */
-	bool prepared;
-	u8 *orig;		/* the text before any probe of this sweep, size + SLACK bytes */
-	unsigned long *boundary; /* instruction starts, by the kernel's decoder */
-	char *name;
-};
 
 enum kind { K_BOUNDARY_REFUSED, K_NONBOUNDARY, K_ACCEPTED_NOTE, K_NR };
 static const char *const kind_name[K_NR] = { "boundary", "non-boundary", "accepted" };
@@ -432,6 +423,83 @@ static void failure(const char *what, const struct sweep_func *f, unsigned int o
 	     what, f->name, off, (void *)(f->addr + off), b, len, f->orig + b, err, reason);
 }
 
+/* --- shared with the coverage mode (sweep.h) --------------------------------------------- */
+
+unsigned int sweep_nfuncs(void)
+{
+	return nfuncs;
+}
+
+struct sweep_func *sweep_func(unsigned int i)
+{
+	return &funcs[i];
+}
+
+static int prepare(struct sweep_func *f);
+static void free_func(struct sweep_func *f);
+
+int sweep_prepare(struct sweep_func *f)
+{
+	return prepare(f);
+}
+
+void sweep_free_func(struct sweep_func *f)
+{
+	free_func(f);
+}
+
+unsigned int sweep_insn_at(const struct sweep_func *f, unsigned int off, unsigned int *len)
+{
+	return insn_at(f, off, len);
+}
+
+void sweep_note(const struct sweep_func *f, const char *fmt, ...)
+{
+	char msg[OKP_REASON_MAX + 160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	note(f, "%s", msg);
+}
+
+void sweep_show_notes(struct seq_file *m, const char *prefix)
+{
+	unsigned int i;
+
+	for (i = 0; i < nnotes; i++)
+		seq_printf(m, "%s: note %s\n", prefix, notes[i] ? notes[i] : "(no memory)");
+	if (notes_dropped)
+		seq_printf(m, "%s: note ... and %lu more\n", prefix, notes_dropped);
+}
+
+void sweep_show_selection(struct seq_file *m, const char *prefix)
+{
+	seq_printf(m, "%s: selection stride=%u start=%s max_funcs=%u: %u of %lu eligible "
+		   "(lines %lu; skipped: %lu size, %lu alias, %lu other)\n", prefix, stride,
+		   start ? start : "0", max_funcs, nfuncs, eligible, lines_in, skipped_size,
+		   skipped_alias, skipped_other);
+}
+
+unsigned int sweep_new_splat(void)
+{
+	unsigned int now = splat_state() & ~taint_base;
+
+	taint_base |= now;
+	return now;
+}
+
+int sweep_count_pre(struct okp_kprobe *p, struct pt_regs *regs)
+{
+	return count_pre(p, regs);
+}
+
+long sweep_hits(void)
+{
+	return atomic_long_read(&hits);
+}
+
 /* --- the sweep ---------------------------------------------------------------------------- */
 
 static int prepare(struct sweep_func *f)
@@ -598,6 +666,8 @@ static void free_func(struct sweep_func *f)
 	f->orig = NULL;
 	bitmap_free(f->boundary);
 	f->boundary = NULL;
+	bitmap_free(f->todo);
+	f->todo = NULL;
 }
 
 /* Unregisters the batch's probes; its functions' text must be as it was. */
@@ -652,7 +722,7 @@ static ssize_t run_write(struct file *file, const char __user *ubuf, size_t coun
 	int ret;
 
 	mutex_lock(&lock);
-	ret = run_batch();
+	ret = coverage ? coverage_run() : run_batch();
 	mutex_unlock(&lock);
 	return ret ? ret : count;
 }
@@ -660,11 +730,36 @@ static ssize_t run_write(struct file *file, const char __user *ubuf, size_t coun
 static ssize_t release_write(struct file *file, const char __user *ubuf, size_t count,
 			     loff_t *ppos)
 {
+	int ret = 0;
+
 	mutex_lock(&lock);
-	release_batch();
+	if (coverage)
+		ret = coverage_release();
+	else
+		release_batch();
 	mutex_unlock(&lock);
-	return count;
+	return ret ? ret : count;
 }
+
+/* Coverage mode: the kernel's kprobes at the batch's addresses (sweep_coverage.c). */
+static ssize_t kstep_write(struct file *file, const char __user *ubuf, size_t count,
+			   loff_t *ppos)
+{
+	int (*step)(void) = file->private_data;
+	int ret;
+
+	mutex_lock(&lock);
+	ret = step();
+	mutex_unlock(&lock);
+	return ret ? ret : count;
+}
+
+static const struct file_operations kstep_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = kstep_write,
+	.llseek = noop_llseek,
+};
 
 static const struct file_operations run_fops = {
 	.owner = THIS_MODULE,
@@ -681,6 +776,11 @@ static const struct file_operations release_fops = {
 static int state_show(struct seq_file *m, void *v)
 {
 	mutex_lock(&lock);
+	if (coverage) {
+		coverage_state(m);
+		mutex_unlock(&lock);
+		return 0;
+	}
 	seq_printf(m, "funcs=%u done=%lu armed=%u hits=%ld failures=%lu offsets=%lu batches=%lu\n",
 		   nfuncs, st.funcs_done, narmed, atomic_long_read(&hits), failures(), st.offsets,
 		   st.batches);
@@ -704,6 +804,11 @@ static int report_show(struct seq_file *m, void *v)
 	unsigned int i, k, e;
 
 	mutex_lock(&lock);
+	if (coverage) {
+		coverage_report(m);
+		mutex_unlock(&lock);
+		return 0;
+	}
 	pass = nfuncs > 0 && st.funcs_done == nfuncs && !narmed && !failures();
 	seq_printf(m, "OKP-SWEEP: %s funcs=%lu offsets=%lu boundaries=%lu accepted=%lu moved=%lu "
 		   "refused_boundary=%lu nonboundaries=%lu refused_ilseq_ok=%lu "
@@ -737,10 +842,7 @@ static int report_show(struct seq_file *m, void *v)
 			   classes_dropped);
 	for (i = 0; i < NHOT && hot[i].nhit; i++)
 		seq_printf(m, "OKP-SWEEP: hot %s hits %lu\n", hot[i].where, hot[i].nhit);
-	for (i = 0; i < nnotes; i++)
-		seq_printf(m, "OKP-SWEEP: note %s\n", notes[i] ? notes[i] : "(no memory)");
-	if (notes_dropped)
-		seq_printf(m, "OKP-SWEEP: note ... and %lu more\n", notes_dropped);
+	sweep_show_notes(m, "OKP-SWEEP");
 	mutex_unlock(&lock);
 	return 0;
 }
@@ -756,12 +858,19 @@ static int __init okp_sweep_init(void)
 		return -EINVAL;
 	debug_locks_base = READ_ONCE(debug_locks);
 	taint_base = splat_state();
-	kps = kvcalloc(max_armed, sizeof(*kps), GFP_KERNEL);
-	armed = kvcalloc(max_armed, sizeof(*armed), GFP_KERNEL);
-	if (!kps || !armed) {
-		kvfree(kps);
-		kvfree(armed);
-		return -ENOMEM;
+	if (coverage) {
+		int ret = coverage_init();
+
+		if (ret)
+			return ret;
+	} else {
+		kps = kvcalloc(max_armed, sizeof(*kps), GFP_KERNEL);
+		armed = kvcalloc(max_armed, sizeof(*armed), GFP_KERNEL);
+		if (!kps || !armed) {
+			kvfree(kps);
+			kvfree(armed);
+			return -ENOMEM;
+		}
 	}
 	dir = debugfs_create_dir("okp_sweep", NULL);
 	debugfs_create_file("funcs", 0200, dir, NULL, &funcs_fops);
@@ -769,6 +878,11 @@ static int __init okp_sweep_init(void)
 	debugfs_create_file("release", 0200, dir, NULL, &release_fops);
 	debugfs_create_file("state", 0400, dir, NULL, &state_fops);
 	debugfs_create_file("report", 0400, dir, NULL, &report_fops);
+	if (coverage) {
+		debugfs_create_file("kregister", 0200, dir, coverage_kregister, &kstep_fops);
+		debugfs_create_file("kwait", 0200, dir, coverage_kwait, &kstep_fops);
+		debugfs_create_file("krelease", 0200, dir, coverage_krelease, &kstep_fops);
+	}
 	return 0;
 }
 
@@ -777,7 +891,10 @@ static void __exit okp_sweep_exit(void)
 	unsigned int i;
 
 	debugfs_remove(dir);
-	release_batch();
+	if (coverage)
+		coverage_exit();
+	else
+		release_batch();
 	for (i = 0; i < nfuncs; i++) {
 		free_func(&funcs[i]);
 		kfree(funcs[i].name);
