@@ -26,6 +26,10 @@
  * `state` says how far the sweep is; `report` prints the OKP-SWEEP summary line, the tables
  * by errno and by reason, and the first failures. A failure is also logged with pr_err
  * (rate-limited): function+offset, the instruction holding it (offset, bytes), errno, reason.
+ *
+ * With coverage=1 the same functions serve the jump-optimization coverage measurement
+ * (sweep_coverage.c): `run`/`release` then step its batches, and kregister, kwait, krelease
+ * appear for the kernel's own kprobes.
  */
 #include <linux/atomic.h>
 #include <linux/bitmap.h>
