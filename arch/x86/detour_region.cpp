@@ -283,7 +283,11 @@ bool runs_on_past_end(const FunctionText& fn) {
       ends = true;  // padding before the end: a flow that reached it was not meant to
       continue;
     }
-    ends = ends_flow(in);
+    // A last call is to a function that does not return (__stack_chk_fail, panic, BUG
+    // helpers): compiled code never falls off its end after a call that returns. ud1/ud0
+    // trap like ud2 (a static-call trampoline ends `jmp; ud1`).
+    ends = ends_flow(in) || in.category == ZYDIS_CATEGORY_CALL ||
+           in.mnemonic == ZYDIS_MNEMONIC_UD1 || in.mnemonic == ZYDIS_MNEMONIC_UD0;
   }
   return !ends && off == fn.size;
 }

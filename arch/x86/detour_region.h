@@ -78,7 +78,8 @@ ErrorOr<DetourRegion> check_detour_region(const FunctionText& fn, okp_addr_t add
 ErrorOr<okp_addr_t> foreign_branch_into(const FunctionText& other, okp_addr_t region_start,
                                         okp_addr_t region_end);
 // Whether execution runs on past fn's end: its last instruction (padding aside) neither
-// returns nor jumps, and no padding separates it from the end.
+// returns, jumps, traps nor calls (a last call is to a function that does not return), and no
+// padding separates it from the end.
 bool runs_on_past_end(const FunctionText& fn);
 // The distinct targets of fn's direct jumps (not calls) outside fn, at most max of them.
 usize outside_jump_targets(const FunctionText& fn, okp_addr_t* out, usize max);

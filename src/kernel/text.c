@@ -200,6 +200,19 @@ const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len)
 		if (okp_kernel_kprobe_at(a))
 			return "kernel kprobe (possibly optimized into a jump)";
 	}
+	/*
+	 * A static call's trampoline (__SCT__*) is rewritten by static_call_update(), and no
+	 * reserved-text check of the kernel covers it (static_call_text_reserved knows the call
+	 * sites, not the trampolines).
+	 */
+	{
+		char name[16]; /* the prefix is all that counts */
+		unsigned long start, size;
+
+		if (okp_symbol_extent(addr, name, sizeof(name), &start, &size) &&
+		    !strncmp(name, "__SCT__", 7))
+			return "static call trampoline (static_call_update() rewrites it)";
+	}
 	/* jump_label_text_reserved takes jump_label_mutex; the others are lookups. */
 	if (okp_ksyms.jump_label_text_reserved && okp_ksyms.jump_label_text_reserved(start, end))
 		return "jump label";

@@ -205,6 +205,10 @@ TEST(DetourRegion, FallingThroughIntoTheNextSymbolIsToldFromAnEndingOne) {
   EXPECT_FALSE(okp::x86::runs_on_past_end(text_at(kBase, {0xe9, 0, 0, 0, 0})));       // jmp
   // call then alignment padding: the call does not return here (or the padding would run).
   EXPECT_FALSE(okp::x86::runs_on_past_end(text_at(kBase, {0xe8, 0, 0, 0, 0, 0xcc, 0xcc})));
+  // A last call right at the end (call __stack_chk_fail, panic): it does not return either.
+  EXPECT_FALSE(okp::x86::runs_on_past_end(text_at(kBase, {0x48, 0x89, 0xf8, 0xe8, 0, 0, 0, 0})));
+  // A static-call trampoline: jmp; ud1 %esp,%ecx.
+  EXPECT_FALSE(okp::x86::runs_on_past_end(text_at(kBase, {0xe9, 0, 0, 0, 0, 0x0f, 0xb9, 0xcc})));
   // __pfx_ padding alone: nothing but nops.
   EXPECT_FALSE(okp::x86::runs_on_past_end(text_at(kBase, std::vector<okp::u8>(16, 0x90))));
 }

@@ -186,6 +186,10 @@ check "a probe on an assembly function's inner label is not optimized, with a re
 rmmod okprobe_example
 rmmod okp_target
 check "list is empty again" sh -c "[ ! -s $d/list ]"
+sct=$(awk '$3 ~ /^__SCT__/ {print $3; exit}' /proc/kallsyms)
+insmod /okp/okprobe_example.ko symbol=$sct 2>/dev/null
+check "a static call's trampoline ($sct) is refused: static_call_update() rewrites it" \
+  grep -q "$sct.*static call trampoline" $d/refused
 
 # 4. The kernel's own kprobes beside okprobes.
 insmod /okp/okp_target.ko
