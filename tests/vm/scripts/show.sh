@@ -20,6 +20,13 @@ if [ -f /okp/okprobe_example.ko ]; then
   cat /proc/version > /dev/null
   cat $d/list
   rmmod okprobe_example
+  echo "===== the same probe without a post_handler: a jump to a detour shortly after (x86-64) ====="
+  insmod /okp/okprobe_example.ko symbol=do_sys_openat2 offset=0xa post=0 2>/dev/null || \
+    insmod /okp/okprobe_example.ko symbol=do_sys_openat2 offset=0x7 post=0
+  sleep 1
+  cat /proc/version > /dev/null
+  cat $d/list
+  rmmod okprobe_example
 fi
 if [ -f /okp/okretprobe_example.ko ]; then
   echo "===== insmod okretprobe_example.ko (a return probe on kernel_clone: latency) ====="
