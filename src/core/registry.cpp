@@ -609,61 +609,6 @@ void Registry::blacklist_remove_owner(const void* owner) {
   blacklist_.remove_owner(owner);
 }
 
-void Registry::show_probes(void (*emit)(void*, const char*), void* ctx) {
-  RegistryGuard guard;
-  for (ProbeRecord* r = registered_; r; r = r->next_registered) {
-    const Site& s = *r->site;
-    const okp_kprobe* kp = r->kp;
-    char line[OKP_REASON_MAX + 460];
-    unsigned int f = kp->flags;
-    char modpart[64] = "";
-    if (s.module_name[0]) okp_seam_format(modpart, sizeof(modpart), " [%s]", s.module_name);
-    int n = 0;
-    char flags[64] = "";
-    const char* labels[] = {(f & OKP_KPROBE_FLAG_GONE) ? " [GONE]" : "",
-                            (f & OKP_KPROBE_FLAG_DISABLED) ? " [DISABLED]" : "",
-                            (f & OKP_KPROBE_FLAG_OPTIMIZED) ? " [OPTIMIZED]" : "",
-                            (f & OKP_KPROBE_FLAG_FTRACE) ? " [FTRACE]" : ""};
-    for (const char* l : labels)
-      for (; *l && n + 1 < static_cast<int>(sizeof(flags)); ++l) flags[n++] = *l;
-    flags[n] = '\0';
-    char why[OKP_REASON_MAX + 16] = "";
-    if (kp->okp_reason[0]) okp_seam_format(why, sizeof(why), " reason=\"%s\"", kp->okp_reason);
-    const bool ret = is_return_entry(kp);
-    char pool[200] = "";
-    if (ret)
-      describe_return_probe(reinterpret_cast<const okp_kretprobe*>(
-                                reinterpret_cast<const u8*>(kp) - __builtin_offsetof(okp_kretprobe, kp)),
-                            pool, sizeof(pool));
-    okp_seam_format(line, sizeof(line), "%016lx  %c  %s+%#lx%s%s hits=%lu nmissed=%lu%s%s", s.addr,
-                    ret ? 'r' : 'k', s.symbol, s.offset, modpart, flags, kp->nhit, kp->nmissed,
-                    pool, why);
-    emit(ctx, line);
-  }
-}
-
-void Registry::show_blacklist(void (*emit)(void*, const char*), void* ctx) {
-  RegistryGuard guard;
-  blacklist_.for_each([&](const BlacklistEntry& e) {
-    char line[320], origin[160];
-    Blacklist::describe(e, origin, sizeof(origin));
-    okp_seam_format(line, sizeof(line), "0x%016lx-0x%016lx\t%s\t[%s]", e.start, e.end, e.symbol,
-                    origin);
-    emit(ctx, line);
-  });
-}
-
-void Registry::show_refused(void (*emit)(void*, const char*), void* ctx) {
-  RegistryGuard guard;
-  usize first = next_refusal_ > kRefusals ? next_refusal_ - kRefusals : 0;
-  for (usize i = first; i < next_refusal_; ++i) {
-    const Refusal& r = refusals_[i % kRefusals];
-    char line[OKP_REASON_MAX + 96];
-    okp_seam_format(line, sizeof(line), "%s\t%d\t%s", r.what, r.err, r.reason);
-    emit(ctx, line);
-  }
-}
-
 }  // namespace okp
 
 using okp::registry;
