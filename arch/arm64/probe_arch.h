@@ -1,5 +1,150 @@
 // SPDX-License-Identifier: GPL-2.0
-// arm64 arch traits: the BRK backend is a later issue.
+// arm64's definitions of the arch contract (arch/arch_contract.h declares each piece and
+// checks it; the core includes only that header).
+//
+// A probe is a BRK #0x6b0 (arm64::kBrkProbe) over the instruction, reached through the kernel's
+// break-hook list (src/kernel/arch/arm64/trap.c). The instruction is simulated in the trap or
+// copied into a slot followed by BRK #0x6b1 (kBrkStep); see arch/arm64/insn_plan.h.
 #pragma once
+
 #define OKP_ARCH_NAME "arm64"
-#include "arch/common/probe_arch_unsupported.h"
+
+#include "arch/arm64/insn_plan.h"
+#include "arch/common/arch_types.h"
+#include "core/error_or.h"
+#include "seam/okp_seam.h"
+
+namespace okp::arch {
+
+using Plan = arm64::InsnPlan;
+constexpr usize kSlotSize = 8;  // the copy and the step-ending BRK
+constexpr usize kMaxInsnLength = arm64::kInsnSize;
+constexpr usize kMaxBreakpointSize = arm64::kInsnSize;
+constexpr usize kMaxPatchSize = arm64::kInsnSize;  // no jump optimization: a BRK is the patch
+
+inline Breakpoint breakpoint_of(const Plan&) {
+  constexpr u32 w = arm64::kBrkProbe;  // A64 text is little-endian in both kernel endiannesses
+  return Breakpoint{{static_cast<u8>(w), static_cast<u8>(w >> 8), static_cast<u8>(w >> 16),
+                     static_cast<u8>(w >> 24)}, arm64::kInsnSize};
+}
+
+#if defined(__aarch64__)
+// The trap frame is arm64::Regs (the planner's view, which the host tests build on x86-64)
+// laid out as okp_regs.
+static_assert(sizeof(okp_regs) == sizeof(arm64::Regs) &&
+              __builtin_offsetof(okp_regs, sp) == __builtin_offsetof(arm64::Regs, sp) &&
+              __builtin_offsetof(okp_regs, pc) == __builtin_offsetof(arm64::Regs, pc) &&
+              __builtin_offsetof(okp_regs, pstate) == __builtin_offsetof(arm64::Regs, pstate),
+              "arm64::Regs mirrors struct okp_regs");
+#endif
+inline arm64::Regs* frame(okp_regs* regs) { return reinterpret_cast<arm64::Regs*>(regs); }
+inline const arm64::Regs* frame(const okp_regs* regs) {
+  return reinterpret_cast<const arm64::Regs*>(regs);
+}
+
+inline okp_addr_t instruction_pointer(const okp_regs* regs) { return frame(regs)->pc; }
+inline void set_instruction_pointer(okp_regs* regs, okp_addr_t ip) { frame(regs)->pc = ip; }
+
+// A BRK exception leaves the PC on the BRK itself (ELR_EL1 = its address).
+inline okp_addr_t breakpoint_address(const okp_regs* regs) { return frame(regs)->pc; }
+
+// A probe asked at a function's first byte goes past its BTI landing pad, and onto the
+// ftrace call site (the second of the patchable-function-entry NOPs: the first is ftrace's
+// `mov x9, x30`), which ftrace serves.
+okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start);
+
+// Proves addr is an instruction (4-byte aligned, inside the function, not inside an exclusive
+// sequence: the function is scanned from its start, okprobes' breakpoints recovered) and plans
+// it. The error's reason names the instruction.
+ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
+                             okp_addr_t slot, RecoverFn recover);
+
+inline bool needs_slot(const Plan& plan) { return plan.sim == arm64::Sim::kNone; }
+// No boosting: a slot cannot branch back without a register (b reaches ±128 MiB, and modules
+// may be farther from okprobes), so every stepped instruction ends in the step BRK.
+inline bool boostable(const Plan&) { return false; }
+inline usize insn_length(const Plan&) { return arm64::kInsnSize; }
+inline const char* mnemonic(const Plan& plan) { return plan.mnemonic; }
+
+inline void build_slot(const Plan& plan, okp_addr_t, const u8* original, okp_addr_t, bool,
+                       u8 (&image)[kSlotSize]) {
+  for (usize i = 0; i < arm64::kInsnSize; ++i) image[i] = original[i];
+  (void)plan;
+  constexpr u32 step = arm64::kBrkStep;
+  for (usize i = 0; i < 4; ++i) image[arm64::kInsnSize + i] = static_cast<u8>(step >> (8 * i));
+}
+
+// Sends the CPU into the slot with D, A, I and F masked, so that nothing (an interrupt, a
+// debug exception, an SError) runs between this trap and the step's own, and nothing migrates
+// the task away from its per-CPU frame. end_step puts back exactly the bits the trap found.
+inline void begin_step(okp_regs* regs, okp_addr_t slot, unsigned long* saved_flags) {
+  auto* f = frame(regs);
+  *saved_flags = f->pstate & arm64::kPstateDaif;
+  f->pstate |= arm64::kPstateDaif;
+  f->pc = slot;
+}
+inline bool is_step_exit(const Plan&, okp_addr_t slot, okp_addr_t bp) {
+  return bp == slot + arm64::kInsnSize;
+}
+// The copy ran (it is never a branch: those are simulated): resume after the original. The
+// flags the copy computed stay; DAIF is the trap's again.
+inline void end_step(const Plan&, okp_addr_t addr, okp_regs* regs, unsigned long saved_flags) {
+  auto* f = frame(regs);
+  f->pc = addr + arm64::kInsnSize;
+  f->pstate = (f->pstate & ~arm64::kPstateDaif) | (saved_flags & arm64::kPstateDaif);
+}
+// Leaves the frame as the trap delivered it (on the BRK).
+inline void restore_trap_ip(okp_regs* regs, okp_addr_t addr) { frame(regs)->pc = addr; }
+inline void enter_boosted(okp_regs* regs, okp_addr_t slot) { frame(regs)->pc = slot; }
+inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) {
+  return arm64::emulate(plan, addr, frame(regs));
+}
+
+// The kernel's way from a kernel-mode BRK to the break hooks (el1h_64_sync_handler and el1_dbg
+// are noinstr, already unprobeable; do_debug_exception, brk_handler and call_break_hook are on
+// the kernel's kprobe blacklist), the hooks' helpers, and the ftrace entry (okprobes'
+// function-entry probes). core/trap_path.h walks every direct branch from these.
+constexpr const char* kTrapEntryFunctions[] = {
+    "do_debug_exception", "debug_exception_enter", "debug_exception_exit", "brk_handler",
+    "call_break_hook", "ftrace_caller", "ftrace_regs_caller", "ftrace_common",
+    "arch_ftrace_ops_list_func", "ftrace_ops_list_func", "ftrace_ops_assist_func",
+};
+
+inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr) {
+  if (avail < arm64::kInsnSize) return Error(Errno::kIlSeq, "a partial instruction");
+  const u32 insn = static_cast<u32>(bytes[0]) | static_cast<u32>(bytes[1]) << 8 |
+                   static_cast<u32>(bytes[2]) << 16 | static_cast<u32>(bytes[3]) << 24;
+  return BranchStep{arm64::kInsnSize, arm64::direct_branch_target(addr, insn)};
+}
+
+// Return probes are not implemented on arm64 yet: okp_register_kretprobe refuses them with
+// -EOPNOTSUPP (core/return_probe.cpp, kReturnStubs == 0). These answer for x30, which is where
+// the return address of an arm64 function is at its entry.
+constexpr u32 kReturnStubs = 0;
+constexpr usize kReturnStubSize = 16;
+inline okp_addr_t return_stub_address(u32) { return 0; }
+inline okp_addr_t return_frame(const okp_regs* regs) { return frame(regs)->sp; }
+inline okp_addr_t return_address(const okp_regs* regs) { return frame(regs)->x[30]; }
+inline void set_return_address(okp_regs* regs, okp_addr_t addr) { frame(regs)->x[30] = addr; }
+inline bool frame_may_return(okp_addr_t, u32) { return false; }
+// arm64 functions that return into another task or never return to their caller.
+const char* return_probe_unsafe_here(const char* name, usize name_len);
+
+// Handlers of a function-entry probe served by ftrace see pc at the probed instruction (pre)
+// and after it (post), as a BRK probe's handlers would.
+inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }
+inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + arm64::kInsnSize; }
+
+constexpr bool kJumpOptimization = false;  // a BRK arch without a jump optimizer (yet)
+constexpr usize kMaxDetourSize = 0;
+inline ErrorOr<DetourPlan> plan_detour(okp_addr_t, okp_addr_t, unsigned long, RecoverFn, okp_addr_t,
+                                       okp_addr_t, okp_addr_t) {
+  return Error(Errno::kOpNotSupp, "not optimized: no jump optimization on arm64");
+}
+inline okp_addr_t detour_probe_address(okp_addr_t) { return 0; }
+inline bool detour_has_post(okp_addr_t) { return false; }
+inline void end_detour_step(okp_regs*, unsigned long) {}
+inline okp_addr_t detour_post_next_ip(okp_addr_t) { return 0; }
+inline okp_addr_t detour_post_resume(okp_addr_t) { return 0; }
+
+}  // namespace okp::arch

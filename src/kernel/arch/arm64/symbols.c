@@ -1,24 +1,72 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * arm64 wants no kernel symbol of its own yet (its text patching is a later issue), and has
- * no check beyond src/kernel/symbols.c's before calling one.
+ * The kernel internals only arm64's glue uses (okp_arm64.h), found with the rest in
+ * /proc/kallsyms (src/kernel/symbols.c), and arm64's part of proving that a symbol read from
+ * there may be called: where the CPU enforces BTI on kernel text, an indirect call must land on
+ * a landing pad (bti c / bti jc, or paciasp / pacibsp, which act as one).
  */
-#include <linux/stddef.h>
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/kernel.h>
+#include <linux/printk.h>
+#include <linux/uaccess.h>
+#include <asm/cpufeature.h>
 
 #include "kernel/okp_glue.h"
+#include "okp_arm64.h"
+
+struct okp_arm64_ksyms okp_arm64_ksyms;
+
+#define WANT_ARM64_FN(n) { #n, (unsigned long *)&okp_arm64_ksyms.n, true }
+
+static const struct okp_ksym_want okp_arm64_wanted[] = {
+	WANT_ARM64_FN(register_kernel_break_hook),
+	WANT_ARM64_FN(unregister_kernel_break_hook),
+	WANT_ARM64_FN(aarch64_insn_patch_text),
+	WANT_ARM64_FN(aarch64_insn_patch_text_nosync),
+};
 
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)
 {
-	*n = 0;
-	return NULL;
+	*n = ARRAY_SIZE(okp_arm64_wanted);
+	return okp_arm64_wanted;
+}
+
+static bool okp_is_landing_pad(u32 insn)
+{
+	return insn == 0xd503245f /* bti c */ || insn == 0xd50324df /* bti jc */ ||
+	       insn == 0xd503233f /* paciasp */ || insn == 0xd503237f /* pacibsp */;
 }
 
 bool okp_arch_callable(const char *name, unsigned long fn)
 {
+#ifdef CONFIG_ARM64_BTI_KERNEL
+	if (system_supports_bti()) {
+		u32 insn;
+
+		if (copy_from_kernel_nofault(&insn, (void *)fn, sizeof(insn)) ||
+		    !okp_is_landing_pad(le32_to_cpu(insn))) {
+			pr_err("%s does not start with a BTI landing pad and this CPU enforces BTI: not calling it\n",
+			       name);
+			return false;
+		}
+	}
+#endif
 	return true;
 }
 
+/* Every breakpoint okprobes writes and every hit it takes needs these (trap.c, text_patch.c). */
 int okp_arch_symbols_check(void)
 {
+	if (!okp_arm64_ksyms.register_kernel_break_hook ||
+	    !okp_arm64_ksyms.unregister_kernel_break_hook) {
+		pr_err("the kernel's break-hook list (register_kernel_break_hook) is not usable\n");
+		return -ENOENT;
+	}
+	if (!okp_arm64_ksyms.aarch64_insn_patch_text ||
+	    !okp_arm64_ksyms.aarch64_insn_patch_text_nosync || !okp_ksyms.text_mutex) {
+		pr_err("the kernel's text patching (aarch64_insn_patch_text, text_mutex) is not usable\n");
+		return -ENOENT;
+	}
 	return 0;
 }

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel internals only arm64's glue uses, found in /proc/kallsyms by symbols.c (none of
+ * them is exported in 6.1): the break-hook list and the instruction patching. Each was proven
+ * to be the named function before it is stored; NULL means "not usable here".
+ */
+#ifndef OKP_ARM64_H
+#define OKP_ARM64_H
+
+#include <linux/types.h>
+
+struct break_hook;
+
+struct okp_arm64_ksyms {
+	void (*register_kernel_break_hook)(struct break_hook *hook);
+	void (*unregister_kernel_break_hook)(struct break_hook *hook);
+	int (*aarch64_insn_patch_text)(void *addrs[], u32 insns[], int cnt);
+	int (*aarch64_insn_patch_text_nosync)(void *addr, u32 insn);
+};
+extern struct okp_arm64_ksyms okp_arm64_ksyms;
+
+#endif /* OKP_ARM64_H */
