@@ -1,5 +1,141 @@
 // SPDX-License-Identifier: GPL-2.0
-// riscv64 arch traits: the ebreak backend is a later issue.
+// riscv64's definitions of the arch contract (arch/arch_contract.h declares each piece and
+// checks it; the core includes only that header).
+//
+// A probe is a c.ebreak or an ebreak (arch/riscv/insn_plan.h says which); the trap reaches
+// okprobes through the die notifier (DIE_TRAP), which riscv kernels raise only when built with
+// KGDB (src/kernel/arch/riscv/trap.c). Instructions are simulated on the trap frame or
+// single-stepped from a slot ended by a breakpoint of its own. No boosting (a slot cannot jump
+// back to the kernel's text without a scratch register), no jump optimization, and no return
+// probes yet.
 #pragma once
+
 #define OKP_ARCH_NAME "riscv64"
-#include "arch/common/probe_arch_unsupported.h"
+
+#include "arch/common/arch_types.h"
+#include "arch/riscv/insn_plan.h"
+#include "core/error_or.h"
+#include "seam/okp_seam.h"
+
+namespace okp::arch {
+
+using Plan = riscv::InsnPlan;
+constexpr usize kSlotSize = riscv::kSlotSize;
+constexpr usize kMaxInsnLength = riscv::kMaxInsnLength;
+constexpr usize kMaxBreakpointSize = 4;
+constexpr usize kMaxPatchSize = 4;
+
+inline Breakpoint breakpoint_of(const Plan& plan) {
+  if (plan.breakpoint_size == 4)
+    return Breakpoint{{riscv::kEbreak & 0xff, (riscv::kEbreak >> 8) & 0xff,
+                       (riscv::kEbreak >> 16) & 0xff, riscv::kEbreak >> 24}, 4};
+  return Breakpoint{{riscv::kCEbreak & 0xff, riscv::kCEbreak >> 8, 0, 0}, 2};
+}
+
+inline okp_addr_t instruction_pointer(const okp_regs* regs) { return regs->epc; }
+inline void set_instruction_pointer(okp_regs* regs, okp_addr_t ip) { regs->epc = ip; }
+
+// The trap leaves epc at the breakpoint itself.
+inline okp_addr_t breakpoint_address(const okp_regs* regs) { return regs->epc; }
+
+// No landing pads on riscv64 (6.1 has no Zicfilp).
+inline okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t) { return addr; }
+
+// Proves addr is an instruction boundary by decoding from func_start (the RVC length rules),
+// refuses it inside an LR/SC sequence, then plans the instruction. The error's reason says why
+// not. Refused outright (-EOPNOTSUPP) when the kernel delivers no breakpoint trap to modules.
+ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
+                             okp_addr_t slot, RecoverFn recover);
+
+inline bool needs_slot(const Plan& plan) { return plan.kind == riscv::Kind::kSlot; }
+inline bool boostable(const Plan&) { return false; }
+inline usize insn_length(const Plan& plan) { return plan.length; }
+inline const char* mnemonic(const Plan& plan) { return plan.mnemonic; }
+
+inline void build_slot(const Plan& plan, okp_addr_t, const u8* original, okp_addr_t, bool,
+                       u8 (&image)[kSlotSize]) {
+  riscv::build_slot(plan, original, image);
+}
+
+// Sends the hart into the slot with interrupts off (sret copies SPIE into SIE), so nothing can
+// migrate or interleave between this trap and the one ending the slot. saved_flags keeps both
+// interrupt bits exactly as the trap delivered them.
+inline void begin_step(okp_regs* regs, okp_addr_t slot, unsigned long* saved_flags) {
+  constexpr unsigned long kMask = riscv::kStatusSie | riscv::kStatusSpie;
+  *saved_flags = regs->status & kMask;
+  regs->status &= ~kMask;
+  regs->epc = slot;
+}
+inline bool is_step_exit(const Plan& plan, okp_addr_t slot, okp_addr_t bp) {
+  return bp == slot + plan.length;
+}
+inline void end_step(const Plan& plan, okp_addr_t addr, okp_regs* regs, unsigned long saved_flags) {
+  constexpr unsigned long kMask = riscv::kStatusSie | riscv::kStatusSpie;
+  regs->epc = addr + plan.length;
+  regs->status = (regs->status & ~kMask) | saved_flags;
+}
+// Leaves the frame as the trap delivered it (at the breakpoint).
+inline void restore_trap_ip(okp_regs* regs, okp_addr_t addr) { regs->epc = addr; }
+inline void enter_boosted(okp_regs* regs, okp_addr_t slot) { regs->epc = slot; }  // never: no boost
+// The frame riscv::emulate() works on as words (its layout, checked here against okp_regs,
+// which src/kernel/arch/riscv/layout_checks.c checks against pt_regs).
+static_assert(__builtin_offsetof(okp_regs, epc) == riscv::kEpcWord * sizeof(unsigned long) &&
+              __builtin_offsetof(okp_regs, ra) == riscv::kRegRa * sizeof(unsigned long) &&
+              __builtin_offsetof(okp_regs, sp) == riscv::kRegSp * sizeof(unsigned long) &&
+              __builtin_offsetof(okp_regs, t6) == 31 * sizeof(unsigned long) &&
+              __builtin_offsetof(okp_regs, status) == riscv::kStatusWord * sizeof(unsigned long),
+              "okp_regs is epc, x1..x31, status: riscv::emulate() indexes it so");
+inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) {
+  riscv::emulate(plan, addr, reinterpret_cast<unsigned long*>(regs));  // reads no memory
+  return {};
+}
+
+// The kernel's breakpoint entry on the way to okprobes (kernel-mode ebreak): handle_exception
+// dispatches to do_trap_break through its vector table, which calls the kernel's kprobes and
+// uprobes handlers, then the die notifiers; and the ftrace entry, which function-entry probes
+// are reached through. core/trap_path.h walks every direct call from these on the live text.
+constexpr const char* kTrapEntryFunctions[] = {
+    "do_trap_break", "kprobe_single_step_handler", "kprobe_breakpoint_handler",
+    "uprobe_single_step_handler", "uprobe_breakpoint_handler", "notify_die",
+    "atomic_notifier_call_chain", "ftrace_regs_caller", "ftrace_caller",
+    "arch_ftrace_ops_list_func", "ftrace_ops_list_func", "ftrace_ops_assist_func",
+};
+
+// One instruction of the trap-path walk: its length, and the target of a direct jump or call
+// (jal, c.j, branches, and auipc+jalr pairs: the far `call`).
+ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr);
+
+// Return probes are not implemented on riscv64 yet: okp_register_kretprobe refuses them.
+constexpr u32 kReturnStubs = 0;
+constexpr usize kReturnStubSize = 16;
+inline okp_addr_t return_stub_address(u32) { return 0; }
+inline okp_addr_t return_frame(const okp_regs* regs) { return regs->sp; }
+inline okp_addr_t return_address(const okp_regs* regs) { return regs->ra; }
+inline void set_return_address(okp_regs* regs, okp_addr_t addr) { regs->ra = addr; }
+inline bool frame_may_return(okp_addr_t, u32) { return false; }
+inline const char* return_probe_unsafe_here(const char*, usize) { return nullptr; }
+
+// The kprobes convention for a function-entry probe served by ftrace (riscv's
+// kprobe_ftrace_handler): pre handlers see the site, post handlers the site after the 8-byte
+// auipc/jalr call ftrace patches there.
+constexpr usize kFtraceCallSize = 8;
+inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }
+inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + kFtraceCallSize; }
+
+constexpr bool kJumpOptimization = false;
+constexpr usize kMaxDetourSize = 0;
+inline ErrorOr<DetourPlan> plan_detour(okp_addr_t, okp_addr_t, unsigned long, RecoverFn, okp_addr_t,
+                                       okp_addr_t, okp_addr_t) {
+  return Error(Errno::kOpNotSupp, "not optimized: no jump optimization on riscv64");
+}
+inline okp_addr_t detour_probe_address(okp_addr_t) { return 0; }
+inline bool detour_has_post(okp_addr_t) { return false; }
+inline void end_detour_step(okp_regs*, unsigned long) {}
+inline okp_addr_t detour_post_next_ip(okp_addr_t) { return 0; }
+inline okp_addr_t detour_post_resume(okp_addr_t) { return 0; }
+
+}  // namespace okp::arch
+
+// Set by the glue at load (src/kernel/arch/riscv/trap.c) when the running kernel delivers no
+// breakpoint trap to modules: every mid-function probe is refused with this reason.
+extern "C" void okp_riscv_set_no_breakpoint_trap(const char* reason);

@@ -325,12 +325,9 @@ int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, si
 	return 0;
 }
 
-/*
- * The symbol containing addr, from sprint_symbol's "name+0x10/0x40 [mod]": its name, start
- * and size. False when kallsyms has no symbol there (name then holds what it printed).
- */
-bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned long *start,
-		       unsigned long *size)
+/* One kallsyms symbol around addr, as sprint_symbol names it (see okp_symbol_extent). */
+static bool okp_one_symbol(unsigned long addr, char *name, size_t name_len, unsigned long *start,
+			   unsigned long *size)
 {
 	char buf[KSYM_SYMBOL_LEN];
 	unsigned long off;
@@ -353,5 +350,48 @@ bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned
 		return false;
 	}
 	*start = addr - off;
+	return true;
+}
+
+/* An assembler-local label (".L..."): riscv64 modules keep those their relocations name as
+ * symbols, so kallsyms lists them (vmlinux's drops them), but they are never a function's start. */
+static bool okp_local_label(const char *name)
+{
+	return name[0] == '.' && name[1] == 'L';
+}
+
+/* Labels one function may hold, before the walk gives up and takes what it has. */
+#define OKP_MAX_LOCAL_LABELS 1024
+
+/*
+ * The symbol containing addr, from sprint_symbol's "name+0x10/0x40 [mod]": its name, start
+ * and size, with the local labels inside it (okp_local_label) skipped both ways: a function
+ * is the named symbol before them, extended over the labels that follow it. False when
+ * kallsyms has no symbol there (name then holds what it printed).
+ */
+bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned long *start,
+		       unsigned long *size)
+{
+	char other[KSYM_NAME_LEN];
+	unsigned long s, n;
+	unsigned int i;
+
+	if (!okp_one_symbol(addr, name, name_len, start, size))
+		return false;
+	if (addr >= okp_ksyms._stext && addr < okp_ksyms._etext)
+		return true; /* vmlinux: scripts/kallsyms drops local labels */
+	for (i = 0; i < OKP_MAX_LOCAL_LABELS && okp_local_label(name) && *start; i++) {
+		if (!okp_one_symbol(*start - 1, other, sizeof(other), &s, &n) || s + n != *start)
+			break; /* nothing right before it: the label is all there is */
+		strscpy(name, other, name_len);
+		*size += n;
+		*start = s;
+	}
+	for (i = 0; i < OKP_MAX_LOCAL_LABELS && *size; i++) {
+		if (!okp_one_symbol(*start + *size, other, sizeof(other), &s, &n) ||
+		    s != *start + *size || !okp_local_label(other) || !n)
+			break;
+		*size += n;
+	}
 	return true;
 }

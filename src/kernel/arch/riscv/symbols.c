@@ -1,16 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * riscv64 wants no kernel symbol of its own yet (its text patching is a later issue), and has
- * no check beyond src/kernel/symbols.c's before calling one.
+ * The kernel internals only riscv64's glue uses (its text patching), found with the rest in
+ * /proc/kallsyms (src/kernel/symbols.c), which proves each is the function it names before it
+ * is kept. riscv has no landing pads: nothing more to check before calling one.
  */
-#include <linux/stddef.h>
+#define pr_fmt(fmt) "okprobes: " fmt
+
+#include <linux/kernel.h>
+#include <linux/printk.h>
 
 #include "kernel/okp_glue.h"
+#include "text_patch.h"
+
+unsigned long okp_riscv_patch_text_nosync;
+
+static const struct okp_ksym_want okp_riscv_wanted[] = {
+	{ "patch_text_nosync", &okp_riscv_patch_text_nosync, true },
+};
 
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)
 {
-	*n = 0;
-	return NULL;
+	*n = ARRAY_SIZE(okp_riscv_wanted);
+	return okp_riscv_wanted;
 }
 
 bool okp_arch_callable(const char *name, unsigned long fn)
@@ -18,7 +29,15 @@ bool okp_arch_callable(const char *name, unsigned long fn)
 	return true;
 }
 
+/*
+ * Every breakpoint okprobes writes goes through patch_text_nosync under text_mutex; without
+ * them okprobes still loads (function-entry probes use ftrace) and refuses mid-function
+ * probes when they would be written (okp_seam_patch_text says -EOPNOTSUPP).
+ */
 int okp_arch_symbols_check(void)
 {
+	if (!okp_riscv_patch_text_nosync || !okp_ksyms.text_mutex)
+		pr_warn("the kernel's text patching (patch_text_nosync, text_mutex) is not usable: "
+			"no breakpoint probe can be armed\n");
 	return 0;
 }
