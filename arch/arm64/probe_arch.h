@@ -10,6 +10,7 @@
 #define OKP_ARCH_NAME "arm64"
 
 #include "arch/arm64/insn_plan.h"
+#include "arch/arm64/return_stubs.h"
 #include "arch/common/arch_types.h"
 #include "core/error_or.h"
 #include "seam/okp_seam.h"
@@ -117,16 +118,30 @@ inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_
   return BranchStep{arm64::kInsnSize, arm64::direct_branch_target(addr, insn)};
 }
 
-// Return probes are not implemented on arm64 yet: okp_register_kretprobe refuses them with
-// -EOPNOTSUPP (core/return_probe.cpp, kReturnStubs == 0). These answer for x30, which is where
-// the return address of an arm64 function is at its entry.
-constexpr u32 kReturnStubs = 0;
-constexpr usize kReturnStubSize = 16;
-inline okp_addr_t return_stub_address(u32) { return 0; }
+// Return probes (arch/arm64/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
+constexpr u32 kReturnStubs = OKP_RET_STUBS;
+constexpr usize kReturnStubSize = OKP_RET_STUB_SIZE;
+}  // namespace okp::arch
+extern "C" const okp::u8 okp_return_stubs[];
+namespace okp::arch {
+inline okp_addr_t return_stub_address(u32 index) {
+  return reinterpret_cast<okp_addr_t>(okp_return_stubs) + index * kReturnStubSize;
+}
+// At a function's entry (its ftrace call site, whose frame holds the caller's x30 as
+// regs[30] and puts it back on the way out, or the BRK after its landing pad) the return
+// address is x30, not yet signed by the function's paciasp; the entry stack pointer names
+// the frame (nested live frames of one task have lower ones).
 inline okp_addr_t return_frame(const okp_regs* regs) { return frame(regs)->sp; }
 inline okp_addr_t return_address(const okp_regs* regs) { return frame(regs)->x[30]; }
 inline void set_return_address(okp_regs* regs, okp_addr_t addr) { frame(regs)->x[30] = addr; }
-inline bool frame_may_return(okp_addr_t, u32) { return false; }
+// Where the function keeps x30 (a register, or a frame record at an offset only its code
+// knows, signed by paciasp) is not known here, so only a stack that is gone (unreadable: the
+// task exited and its stack was freed) proves the frame will never return. Otherwise the
+// instance stays until its return or its task's free (core/stub_life.cpp).
+inline bool frame_may_return(okp_addr_t frame, u32) {
+  unsigned long word = 0;
+  return okp_seam_read_nofault(&word, frame - sizeof(word), sizeof(word)) == 0;
+}
 // arm64 functions that return into another task or never return to their caller.
 const char* return_probe_unsafe_here(const char* name, usize name_len);
 

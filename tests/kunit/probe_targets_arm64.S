@@ -365,3 +365,22 @@ SYM_FUNC_START(okp_a64_refused)
 	.inst	0x00000000		/* +36: udf #0 */
 	ret				/* +40 */
 SYM_FUNC_END(okp_a64_refused)
+
+/*
+ * The two asm targets the arch-neutral return-probe suite (okp_kretprobe_kunit.c) names, with
+ * the results its x86-64 originals have: helper(a) = 3a + 7 (a breakpoint entry: no ftrace
+ * site), and riprel_load(a) = a + 0x1234 (named only, in a refusal).
+ */
+SYM_FUNC_START(okp_t_helper)
+	add	x0, x0, x0, lsl #1
+	add	x0, x0, #7
+	ret
+SYM_FUNC_END(okp_t_helper)
+
+SYM_FUNC_START(okp_t_riprel_load)
+	adrp	x2, okp_a64_data
+	add	x2, x2, :lo12:okp_a64_data
+	ldr	x2, [x2]
+	add	x0, x0, x2
+	ret
+SYM_FUNC_END(okp_t_riprel_load)
