@@ -6,14 +6,15 @@
 // okprobes through the die notifier (DIE_TRAP), which riscv kernels raise only when built with
 // KGDB (src/kernel/arch/riscv/trap.c). Instructions are simulated on the trap frame or
 // single-stepped from a slot ended by a breakpoint of its own. No boosting (a slot cannot jump
-// back to the kernel's text without a scratch register), no jump optimization, and no return
-// probes yet.
+// back to the kernel's text without a scratch register), no jump optimization. Return probes
+// replace ra at entry by a stub of okprobes' own (arch/riscv/return_stubs.S).
 #pragma once
 
 #define OKP_ARCH_NAME "riscv64"
 
 #include "arch/common/arch_types.h"
 #include "arch/riscv/insn_plan.h"
+#include "arch/riscv/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/okp_seam.h"
 
@@ -105,15 +106,34 @@ constexpr const char* kTrapEntryFunctions[] = {
 // (jal, c.j, branches, and auipc+jalr pairs: the far `call`).
 ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr);
 
-// Return probes are not implemented on riscv64 yet: okp_register_kretprobe refuses them.
-constexpr u32 kReturnStubs = 0;
-constexpr usize kReturnStubSize = 16;
-inline okp_addr_t return_stub_address(u32) { return 0; }
+// Return probes (arch/riscv/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
+constexpr u32 kReturnStubs = OKP_RET_STUBS;
+constexpr usize kReturnStubSize = OKP_RET_STUB_SIZE;
+}  // namespace okp::arch
+extern "C" const okp::u8 okp_return_stubs[];
+namespace okp::arch {
+inline okp_addr_t return_stub_address(u32 index) {
+  return reinterpret_cast<okp_addr_t>(okp_return_stubs) + index * kReturnStubSize;
+}
+// At a function's entry (its ftrace site: 6.1's auipc/jalr t0 call leaves ra alone, and
+// ftrace_regs_caller reloads ra from the frame; or a breakpoint on its first instruction) the
+// return address is ra, in the saved frame. The entry stack pointer names the frame: live
+// frames of one task differ in it.
 inline okp_addr_t return_frame(const okp_regs* regs) { return regs->sp; }
 inline okp_addr_t return_address(const okp_regs* regs) { return regs->ra; }
 inline void set_return_address(okp_regs* regs, okp_addr_t addr) { regs->ra = addr; }
-inline bool frame_may_return(okp_addr_t, u32) { return false; }
-inline const char* return_probe_unsafe_here(const char*, usize) { return nullptr; }
+// ra lives in a register, then wherever the function spills it: nothing on the stack proves a
+// frame gone. Such frames are reclaimed when their task is freed (sched_process_free), never
+// guessed.
+inline bool frame_may_return(okp_addr_t, u32) { return true; }
+// riscv64 functions that return into another task.
+inline const char* return_probe_unsafe_here(const char* name, usize name_len) {
+  constexpr const char kSwitch[] = "__switch_to";
+  if (name_len != sizeof(kSwitch) - 1) return nullptr;
+  for (usize i = 0; i < name_len; ++i)
+    if (name[i] != kSwitch[i]) return nullptr;
+  return "it returns into the next task (context switch)";
+}
 
 // The kprobes convention for a function-entry probe served by ftrace (riscv's
 // kprobe_ftrace_handler): pre handlers see the site, post handlers the site after the 8-byte

@@ -311,3 +311,34 @@ OKP_RV_AT2(system_csr, system, 4b, OKP_RV_OFF(system, 5b), OKP_RV_OFF(system, 6b
 OKP_RV_AT2(system_csr2, system, 7b, -1, -1)
 
 	.option pop
+
+/* The arch-neutral okprobes_kretprobe suite's asm targets (no ftrace site: a return probe's
+ * entry is a breakpoint): okp_t_helper(a) = 3a + 7; okp_t_riprel_load(a) = a + okp_rv_data. */
+	.option push
+	.option norvc
+	.globl okp_t_helper
+	.type okp_t_helper, @function
+	.balign 4
+okp_t_helper:
+	slli t0, a0, 1
+	add a0, a0, t0
+	addi a0, a0, 7
+	ret
+	.size okp_t_helper, . - okp_t_helper
+
+	.globl okp_t_riprel_load
+	.type okp_t_riprel_load, @function
+	.balign 4
+okp_t_riprel_load:
+	auipc t0, %pcrel_hi(okp_rv_data)
+	ld t0, %pcrel_lo(okp_t_riprel_load)(t0)
+	add a0, a0, t0
+	ret
+	.size okp_t_riprel_load, . - okp_t_riprel_load
+	.option pop
+
+	.pushsection .data
+	.balign 8
+okp_rv_data:
+	.quad 100
+	.popsection
