@@ -1,0 +1,40 @@
+# Guest script (busybox sh), arm64: a probe (pre and post handler) at every 4-byte offset of
+# hot VFS/process functions, one at a time, while both CPUs run a workload through them.
+# Each offset must be accepted or refused with a reason in the log; no splat (run-guest).
+# Needs --file okprobe_example.ko. Prints TAP lines; exits non-zero if any check failed.
+n=0 failed=0
+ko=/okp/okprobe_example.ko
+load() { cat /proc/version >/dev/null; head -c 64 /proc/version >/dev/null; ls / >/dev/null; }
+work() { while [ ! -e /tmp/stop ]; do load; done; }
+work & w1=$!
+work & w2=$!
+for spec in "vfs_read 0x1c0" "do_sys_openat2 0x114" "kernel_clone 0xc0" "path_openat 0x80" \
+	    "ksys_write 0x80" "filp_close 0x60" "dput 0x80"; do
+  set -- $spec; fn=$1; size=$(($2))
+  off=0 accepted=0 refused=0 unexplained=0 hits=0
+  while [ $off -lt $size ]; do
+    dmesg -c >/dev/null
+    if insmod $ko symbol=$fn offset=$off post=1 2>/dev/null; then
+      load
+      rmmod okprobe_example
+      h=$(dmesg | sed -n 's/.*unregistered after \([0-9]*\) hits.*/\1/p' | tail -1)
+      accepted=$((accepted + 1)); hits=$((hits + ${h:-0}))
+    elif dmesg | grep -q "okprobes: refused probe"; then
+      refused=$((refused + 1))
+    else
+      unexplained=$((unexplained + 1))
+      echo "# $fn+$off: insmod failed without a reason"
+    fi
+    off=$((off + 4))
+  done
+  n=$((n + 1))
+  if [ $unexplained = 0 ] && [ $accepted -gt 0 ] && [ $hits -gt 0 ]; then
+    echo "ok $n - $fn: $accepted offsets probed ($hits hits), $refused refused with a reason"
+  else
+    echo "not ok $n - $fn: $accepted probed ($hits hits), $refused refused, $unexplained unexplained"
+    failed=$((failed + 1))
+  fi
+done
+touch /tmp/stop; wait $w1 $w2 2>/dev/null
+echo "1..$n"
+[ $failed = 0 ]
