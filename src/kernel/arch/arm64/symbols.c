@@ -32,11 +32,13 @@ const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)
 	return okp_arm64_wanted;
 }
 
+#ifdef CONFIG_ARM64_BTI_KERNEL
 static bool okp_is_landing_pad(u32 insn)
 {
 	return insn == 0xd503245f /* bti c */ || insn == 0xd50324df /* bti jc */ ||
 	       insn == 0xd503233f /* paciasp */ || insn == 0xd503237f /* pacibsp */;
 }
+#endif
 
 bool okp_arch_callable(const char *name, unsigned long fn)
 {
