@@ -16,8 +16,9 @@
 //              the probe address, the original address of the next instruction (16 bytes)
 //              the other instructions, relocated, then the jump back
 //
-// Interrupts are off from the pre handlers to the post handlers (the entry clears IF; the
-// post entry restores it), as for a single-step: the CPU cannot change in between.
+// Interrupts are off from the end of the pre handlers to the post handlers (the pre handlers'
+// saved flags lose IF, begin_step; the post entry restores it), as for a single-step: the CPU
+// cannot change in between.
 //
 // The word before the call names the probe by address, not by a pointer to the core's site:
 // a task preempted between the jump and the handlers may arrive after the probe was

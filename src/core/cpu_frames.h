@@ -4,10 +4,18 @@
 // hit while a frame is open is a re-entry: no handler runs and a miss is counted.
 //
 // Frames nest through whatever can interrupt the one that opened them: NMIs always;
-// interrupts too where handlers run with interrupts on (ftrace entries, return handlers,
-// which run with preemption off only). So a frame is filled before it is counted in depth,
-// and an interrupt on this CPU never sees a half-written top frame; every opener closes its
-// own frame before it returns, so frames stay strictly LIFO.
+// interrupts too where handlers run with interrupts on (a jump-optimized probe's pre handlers,
+// ftrace entries, return handlers: preemption off only). Every opener closes its own frame
+// before it returns, so frames stay strictly LIFO and an interrupt leaves depth as it found it.
+//
+// A frame is counted in depth before it is filled. An interrupt that comes in between sees the
+// frame counted (a hit in it is a re-entry) and opens its own above it, so nothing it writes
+// lands in ours. The only readers of a frame they did not open are an opener's own traps (a
+// slot's step exit, a detour's post entry), which look at the top frame's kind first: a frame
+// not yet filled has kind 0 (pop_frame leaves every frame above depth so), and the frames
+// those traps close are filled before the step begins.
+// (Filled first and counted after, an interrupt in between would take the same index and
+// overwrite the frame's site and kind before the opener counts it.)
 #pragma once
 
 #include "seam/okp_seam.h"
@@ -28,19 +36,22 @@ enum FrameKind : unsigned int {
                                                         unsigned int kind) {
   const unsigned int depth = cpu->depth;
   if (depth >= OKP_CPU_STACK_DEPTH) return nullptr;
+  __atomic_store_n(&cpu->depth, depth + 1, __ATOMIC_RELAXED);
+  // Same CPU only: the compiler must not hoist the frame's stores above the count.
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   okp_cpu_frame* f = &cpu->frames[depth];
   f->site = const_cast<void*>(site);
   f->kind = kind;
   f->saved_flags = 0;
-  // Same CPU only: the compiler must not sink the frame's stores below the count.
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  __atomic_store_n(&cpu->depth, depth + 1, __ATOMIC_RELAXED);
   return f;
 }
 
 [[gnu::always_inline]] inline void pop_frame(okp_cpu_state* cpu) {
+  const unsigned int depth = cpu->depth;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  __atomic_store_n(&cpu->depth, cpu->depth - 1, __ATOMIC_RELAXED);
+  cpu->frames[depth - 1].kind = 0;  // no kind: what an interrupt may see above depth
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&cpu->depth, depth - 1, __ATOMIC_RELAXED);
 }
 
 }  // namespace okp

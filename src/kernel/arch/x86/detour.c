@@ -6,6 +6,7 @@
 #define pr_fmt(fmt) "okprobes: " fmt
 
 #include <linux/extable.h>
+#include <linux/version.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/preempt.h>
@@ -17,37 +18,53 @@
 
 void okp_detour_entry(void);
 void okp_detour_post_entry(void);
-void okp_detour_hit(unsigned long copy, struct pt_regs *regs);
 void okp_detour_post_hit(unsigned long ret, struct pt_regs *regs);
+void okp_detour_resched(void);
 
 /*
- * The C halves of okp_detour_entry and okp_detour_post_entry, called with interrupts off
- * (regs->flags has them as they were at the probe), as on the breakpoint path: this CPU's
- * frames stay this CPU's. Preemption is off too for the handlers, as kprobes promises them
- * (preempt_count says so); with interrupts off, enabling it cannot reschedule here.
+ * The pre entry (okp_detour_entry) calls the core itself, with preemption off and interrupts
+ * as they were at the probe (an interrupt nests its own frames over ours, core/cpu_frames.h).
+ * These are the per-CPU variables it reads, by their per-CPU offsets: `current` and the
+ * preempt count moved into pcpu_hot in 6.2.
  */
-static __always_inline void okp_detour_call(void (*core)(okp_addr_t, struct okp_regs *,
-							 struct okp_cpu_state *),
-					    unsigned long where, struct pt_regs *regs)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+const unsigned long okp_detour_pcpu_current = (unsigned long)&pcpu_hot.current_task;
+const unsigned long okp_detour_pcpu_preempt_count = (unsigned long)&pcpu_hot.preempt_count;
+static_assert(sizeof(pcpu_hot.preempt_count) == 4, "detour_entry.S counts with incl/decl");
+#else
+const unsigned long okp_detour_pcpu_current = (unsigned long)&current_task;
+const unsigned long okp_detour_pcpu_preempt_count = (unsigned long)&__preempt_count;
+static_assert(sizeof(__preempt_count) == 4, "detour_entry.S counts with incl/decl");
+#endif
+const unsigned long okp_detour_pcpu_state = (unsigned long)&okp_cpu_state;
+
+/*
+ * The pre entry's preempt_enable_notrace() found a reschedule due (the count went to 0 with
+ * the folded need-resched bit): count one more and drop it through the kernel's own helper,
+ * which reschedules if this context may.
+ */
+void notrace okp_detour_resched(void)
+{
+	preempt_disable_notrace();
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(okp_detour_resched);
+
+/*
+ * The C half of okp_detour_post_entry, called with interrupts off: the pre entry left a frame
+ * open on this CPU and the copy's first instruction ran with interrupts off. Preemption is off
+ * for the post handlers, as kprobes promises them (preempt_count says so); with interrupts
+ * off, enabling it cannot reschedule here.
+ */
+void notrace okp_detour_post_hit(unsigned long ret, struct pt_regs *regs)
 {
 	struct okp_cpu_state *cpu;
 
 	preempt_disable_notrace();
 	cpu = this_cpu_ptr(&okp_cpu_state);
 	cpu->task = current;
-	core(where, (struct okp_regs *)regs, cpu);
+	okp_core_on_detour_post(ret, (struct okp_regs *)regs, cpu);
 	preempt_enable_notrace();
-}
-
-void notrace okp_detour_hit(unsigned long copy, struct pt_regs *regs)
-{
-	okp_detour_call(okp_core_on_detour, copy, regs);
-}
-NOKPROBE_SYMBOL(okp_detour_hit);
-
-void notrace okp_detour_post_hit(unsigned long ret, struct pt_regs *regs)
-{
-	okp_detour_call(okp_core_on_detour_post, ret, regs);
 }
 NOKPROBE_SYMBOL(okp_detour_post_hit);
 
@@ -61,15 +78,16 @@ okp_addr_t okp_seam_detour_post_entry(void)
 	return (okp_addr_t)okp_detour_post_entry;
 }
 
-/* Where okprobes' own code is entered from a detour: roots of the trap path. */
+/* Where okprobes' own code is entered from a detour: roots of the trap path (the walk follows
+ * the entries' direct calls into the core, okp_detour_resched and the post C half). */
 okp_addr_t okp_detour_entry_point(void)
 {
-	return (okp_addr_t)okp_detour_hit;
+	return (okp_addr_t)okp_detour_entry;
 }
 
 okp_addr_t okp_detour_post_entry_point(void)
 {
-	return (okp_addr_t)okp_detour_post_hit;
+	return (okp_addr_t)okp_detour_post_entry;
 }
 
 /* x86's entries are 32-bit offsets from their own fields (EX_TYPE in data). */

@@ -23,18 +23,30 @@
 	.section .kprobes.text, "ax"
 
 /*
- * One entry per handler kind: name is called by the detour, hit is the C half. Interrupts are
- * off from the saved flags on, as in the breakpoint trap; they come back with the flags
- * restored from regs (the post entry's C half restores the IF a pre entry cleared for it).
+ * One entry per handler kind: name is called by the detour, hit is the C half.
+ *
+ * Pre handlers (irqs_off=0) run with interrupts as they were at the probe and preemption off,
+ * as the kernel's optimized kprobes run theirs: the C half only opens a per-CPU frame, which
+ * an interrupt may nest over (core/cpu_frames.h), and a cli costs a hit more than any other
+ * instruction here under emulation (docs/jump-optimization.md). A pre handler that wants the
+ * copy's first instruction followed by post handlers leaves interrupts off in regs->flags
+ * (begin_step), so the copy runs that instruction with them off, as a single-step would.
+ *
+ * The post entry (irqs_off=1) turns them off from the saved flags on, as the breakpoint trap
+ * does: its C half reads and closes the frame the pre entry left open. They come back with
+ * the flags restored from regs (the post entry's C half restores the IF the pre entry
+ * cleared).
  */
-.macro OKP_DETOUR_ENTRY name, hit
+.macro OKP_DETOUR_ENTRY name, hit, irqs_off
 SYM_CODE_START(\name)
 	UNWIND_HINT_FUNC
 	ANNOTATE_NOENDBR
 	pushq	$__KERNEL_DS		/* ss */
 	pushq	$0			/* sp, below */
 	pushfq				/* flags */
+	.if \irqs_off
 	cli
+	.endif
 	pushq	$__KERNEL_CS		/* cs */
 	pushq	$0			/* ip: the core sets it */
 	pushq	$-1			/* orig_ax */
@@ -59,7 +71,36 @@ SYM_CODE_START(\name)
 	movq	%rax, OKP_PT_SP(%rsp)
 	movq	OKP_PT_SIZE(%rsp), %rdi	/* our return address: names the probe */
 	movq	%rsp, %rsi
+	.if \irqs_off
 	call	\hit
+	.else
+	/*
+	 * The pre entry does its C half's work itself: on every optimized hit, a call level
+	 * less is measurable (docs/jump-optimization.md). preempt_disable_notrace(), this CPU's
+	 * okp_cpu_state with cpu->task = current, then the core. The per-CPU offsets come
+	 * from detour.c, which takes them from the kernel's own definitions.
+	 */
+#ifdef CONFIG_PREEMPT_COUNT
+	movq	okp_detour_pcpu_preempt_count(%rip), %rax
+	incl	%gs:(%rax)
+#endif
+	movq	okp_detour_pcpu_state(%rip), %rdx
+	addq	%gs:this_cpu_off, %rdx
+	movq	okp_detour_pcpu_current(%rip), %rax
+	movq	%gs:(%rax), %rax
+	movq	%rax, OKP_CPU_TASK(%rdx)
+	call	okp_core_on_detour
+	/* preempt_enable_notrace(): x86 folds a pending reschedule into the count (0 = due). */
+#ifdef CONFIG_PREEMPT_COUNT
+	movq	okp_detour_pcpu_preempt_count(%rip), %rax
+	decl	%gs:(%rax)
+#ifdef CONFIG_PREEMPTION
+	jnz	.Lno_resched_\@
+	call	okp_detour_resched
+.Lno_resched_\@:
+#endif
+#endif
+	.endif
 	/* Where to go on: the return address becomes regs->ip. */
 	movq	OKP_PT_IP(%rsp), %rax
 	movq	%rax, OKP_PT_SIZE(%rsp)
@@ -88,6 +129,6 @@ SYM_CODE_END(\name)
 .endm
 
 /* Every detour's `call`: pre handlers, then the copy (or where a handler sent execution). */
-OKP_DETOUR_ENTRY okp_detour_entry, okp_detour_hit
+OKP_DETOUR_ENTRY okp_detour_entry, okp_detour_hit, 0
 /* A post_handler's detour calls this after the copy's first instruction. */
-OKP_DETOUR_ENTRY okp_detour_post_entry, okp_detour_post_hit
+OKP_DETOUR_ENTRY okp_detour_post_entry, okp_detour_post_hit, 1

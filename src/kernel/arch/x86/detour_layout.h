@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * struct pt_regs as detour_entry.S builds it: offsets an assembly file cannot take from C,
- * checked against the kernel's own definition in layout_checks.c.
+ * struct pt_regs as detour_entry.S builds it, and the okp_cpu_state field it writes: offsets an
+ * assembly file cannot take from C, checked against the C definitions in layout_checks.c.
  */
 #ifndef OKP_X86_DETOUR_LAYOUT_H
 #define OKP_X86_DETOUR_LAYOUT_H
@@ -28,5 +28,8 @@
 #define OKP_PT_SP 152
 #define OKP_PT_SS 160
 #define OKP_PT_SIZE 168
+
+/* struct okp_cpu_state (seam/okp_seam.h): the task the hit path runs for. */
+#define OKP_CPU_TASK 0
 
 #endif
