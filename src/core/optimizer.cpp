@@ -142,8 +142,7 @@ bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
     const unsigned long at = s.offset, last = s.offset + plan.region_length - 1;
     const Site* inner = nullptr;
     for (okp_addr_t a = s.addr + 1; a < end && !inner; ++a) inner = table_.find(a);
-    okp_addr_t ftrace_site = 0;
-    for (okp_addr_t a = s.addr; a < end && !ftrace_site; ++a) ftrace_site = okp_seam_ftrace_site(a);
+    const okp_addr_t ftrace_site = okp_seam_ftrace_site_in(s.addr, plan.region_length);
     if (inner) {
       for_good = false;  // until that probe goes
       okp_seam_format(why, sizeof(why), "not optimized: the probe at +%#lx is inside the region "

@@ -302,6 +302,14 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
   copy_string(site->symbol, sizeof(site->symbol), info.symbol);
   copy_string(site->module_name, sizeof(site->module_name), info.module_name);
 
+  // A static call's trampoline is rewritten by static_call_update(), and no reserved-text check
+  // of the kernel covers it (static_call_text_reserved() knows the call sites, not the
+  // trampolines). Known by its symbol's name; a detour region stays inside the function.
+  if (starts_with(site->symbol, "__SCT__")) {
+    destroy(site);
+    return Error::formatted(Errno::kBusy, "the instruction at %#lx is owned by: static call "
+                            "trampoline (static_call_update() rewrites it)", addr);
+  }
   okp_addr_t ftrace_site = okp_seam_ftrace_site(addr);
   if (ftrace_site && addr != ftrace_site) {
     destroy(site);

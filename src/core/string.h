@@ -20,4 +20,9 @@ inline usize string_length(const char* s) {
   return n;
 }
 
+inline bool starts_with(const char* s, const char* prefix) {
+  while (*prefix && *s == *prefix) ++s, ++prefix;
+  return !*prefix;
+}
+
 }  // namespace okp

@@ -59,6 +59,25 @@ okp_addr_t okp_seam_ftrace_site(okp_addr_t addr)
 	return okp_ksyms.ftrace_location ? okp_ksyms.ftrace_location(addr) : 0;
 }
 
+/*
+ * ftrace_location_range() finds a record overlapping the range in one binary search;
+ * ftrace_location() of a byte that is no call site also looks up its symbol (to map sym+0),
+ * which in a module walks all of its symbols: measured on the test kernel under QEMU TCG, a
+ * detour region's 5 to 7 bytes took 0.3 ms that way, a third of planning the detour.
+ */
+okp_addr_t okp_seam_ftrace_site_in(okp_addr_t addr, unsigned long len)
+{
+	okp_addr_t a, site = 0;
+
+	if (!len)
+		return 0;
+	if (okp_ksyms.ftrace_location_range)
+		return okp_ksyms.ftrace_location_range(addr, addr + len - 1);
+	for (a = addr; a < addr + len && !site; a++)
+		site = okp_seam_ftrace_site(a);
+	return site;
+}
+
 int okp_seam_ftrace_arm(okp_addr_t site, int ipmodify)
 {
 	struct ftrace_ops *ops = ipmodify ? &okp_ftrace_ipmodify_ops : &okp_ftrace_ops;
@@ -99,6 +118,11 @@ okp_addr_t okp_ftrace_entry_point(void)
 }
 
 okp_addr_t okp_seam_ftrace_site(okp_addr_t addr)
+{
+	return 0;
+}
+
+okp_addr_t okp_seam_ftrace_site_in(okp_addr_t addr, unsigned long len)
 {
 	return 0;
 }

@@ -29,9 +29,11 @@ static int __init okp_init(void)
 	ret = okp_symbols_init();
 	if (ret)
 		return ret;
+	okp_jump_label_index_init();
 	ret = okp_core_init();
 	if (ret) {
 		pr_err("core initialisation failed: %d\n", ret);
+		okp_jump_label_index_exit();
 		return ret;
 	}
 	ret = okp_blacklist_init();
@@ -62,6 +64,7 @@ err_modules:
 	okp_modules_exit();
 err_core:
 	okp_core_exit();
+	okp_jump_label_index_exit();
 	return ret;
 }
 
@@ -74,6 +77,7 @@ static void __exit okp_exit(void)
 	okp_core_exit();
 	okp_trap_exit();
 	okp_modules_exit();
+	okp_jump_label_index_exit();
 	pr_info("unloaded\n");
 }
 

@@ -30,6 +30,7 @@ struct okp_ksyms {
 	struct bug_entry *(*find_bug)(unsigned long bugaddr);
 	const struct exception_table_entry *(*search_exception_tables)(unsigned long addr);
 	unsigned long (*ftrace_location)(unsigned long ip);
+	unsigned long (*ftrace_location_range)(unsigned long start, unsigned long end);
 	/* x86 only (arch/x86/symbols.c); NULL elsewhere. */
 	void *(*text_poke)(void *addr, const void *opcode, size_t len);
 	void (*text_poke_sync)(void);
@@ -38,6 +39,7 @@ struct okp_ksyms {
 	unsigned long kprobe_table;	/* the kernel's kprobes' hash, read-only */
 	unsigned long _stext, _etext, _sinittext, _einittext;
 	unsigned long __start___ex_table, __stop___ex_table;
+	unsigned long __start___jump_table, __stop___jump_table;
 	unsigned long __kprobes_text_start, __kprobes_text_end;
 	unsigned long __entry_text_start, __entry_text_end;
 	unsigned long __irqentry_text_start, __irqentry_text_end;
@@ -62,6 +64,13 @@ bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned
 int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, size_t reason_len);
 
 bool okp_is_text(unsigned long addr);
+
+/* Is any byte of [addr, addr + len) a jump label's (jump_label_index.c)? */
+void okp_jump_label_index_init(void);
+void okp_jump_label_index_exit(void);
+bool okp_jump_label_in(unsigned long addr, unsigned long len);
+/* The size of the jump label at code, where the arch has no fixed JUMP_LABEL_NOP_SIZE (x86). */
+unsigned int okp_arch_jump_entry_size(unsigned long code);
 
 int okp_blacklist_init(void);
 /* okprobes' own entry points from a breakpoint trap, ftrace and the return stubs (0: none):

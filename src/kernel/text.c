@@ -200,21 +200,9 @@ const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len)
 		if (okp_kernel_kprobe_at(a))
 			return "kernel kprobe (possibly optimized into a jump)";
 	}
-	/*
-	 * A static call's trampoline (__SCT__*) is rewritten by static_call_update(), and no
-	 * reserved-text check of the kernel covers it (static_call_text_reserved knows the call
-	 * sites, not the trampolines).
-	 */
-	{
-		char name[16]; /* the prefix is all that counts */
-		unsigned long start, size;
-
-		if (okp_symbol_extent(addr, name, sizeof(name), &start, &size) &&
-		    !strncmp(name, "__SCT__", 7))
-			return "static call trampoline (static_call_update() rewrites it)";
-	}
-	/* jump_label_text_reserved takes jump_label_mutex; the others are lookups. */
-	if (okp_ksyms.jump_label_text_reserved && okp_ksyms.jump_label_text_reserved(start, end))
+	/* A static call's trampoline (__SCT__*): the core refuses it by its symbol's name. */
+	/* Not jump_label_text_reserved(): it walks all of vmlinux's table (jump_label_index.c). */
+	if (okp_jump_label_in(addr, len))
 		return "jump label";
 	if (okp_ksyms.static_call_text_reserved && okp_ksyms.static_call_text_reserved(start, end))
 		return "static call";

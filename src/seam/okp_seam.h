@@ -140,6 +140,9 @@ okp_addr_t okp_seam_slot_area(unsigned long *size);
 
 /* Function entry through ftrace: the ftrace call site covering addr (0 if none). */
 okp_addr_t okp_seam_ftrace_site(okp_addr_t addr);
+/* The first ftrace call site with a byte in [addr, addr + len), or 0: one lookup, where
+ * okp_seam_ftrace_site() per byte would cost a symbol lookup for each byte that is not one. */
+okp_addr_t okp_seam_ftrace_site_in(okp_addr_t addr, unsigned long len);
 int okp_seam_ftrace_arm(okp_addr_t site, int ipmodify);
 void okp_seam_ftrace_disarm(okp_addr_t site, int ipmodify);
 

@@ -234,6 +234,7 @@ extern "C" okp_addr_t okp_seam_slot_area(unsigned long* size) {
 }
 
 extern "C" okp_addr_t okp_seam_ftrace_site(okp_addr_t) { return 0; }
+extern "C" okp_addr_t okp_seam_ftrace_site_in(okp_addr_t, unsigned long) { return 0; }
 extern "C" int okp_seam_ftrace_arm(okp_addr_t, int) { return -95; }
 extern "C" void okp_seam_ftrace_disarm(okp_addr_t, int) {}
 

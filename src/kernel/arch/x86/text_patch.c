@@ -17,6 +17,20 @@
 
 #include "kernel/okp_glue.h"
 
+/*
+ * x86's jump labels are a 2-byte jmp8 or nop2, or a 5-byte jmp or nop5, and stay that size as
+ * they flip (the kernel's arch_jump_entry_size() decodes them; it is not for modules).
+ * Unreadable or mid-flip (an int3 in byte 0): the larger.
+ */
+unsigned int okp_arch_jump_entry_size(unsigned long code)
+{
+	u8 b[2];
+
+	if (copy_from_kernel_nofault(b, (void *)code, sizeof(b)))
+		return 5;
+	return b[0] == 0xeb || (b[0] == 0x66 && b[1] == 0x90) ? 2 : 5;
+}
+
 /* Longest text an expect check compares. */
 #define OKP_EXPECT_MAX 32
 
