@@ -358,12 +358,12 @@ ErrorOr<InsnPlan> plan_insn(okp_addr_t addr, const u8* bytes, usize avail) {
   if (v.reason) return Error(v.refusal, v.reason);
   InsnPlan plan = v.plan;
   plan.length = length;
-  // The breakpoint must be written with one naturally aligned store, so that no other hart
-  // ever fetches half of it: c.ebreak on a compressed instruction, ebreak on a 4-byte one at a
-  // 4-byte aligned address, and c.ebreak over the first parcel of a 4-byte one that is only
-  // 2-byte aligned (a 4-byte write there is two stores; the kernel's kprobes stop the machine
-  // for it instead). The trap reports the same epc either way.
-  plan.breakpoint_size = (length == 4 && (addr & 3) == 0) ? 4 : 2;
+  // c.ebreak on a compressed instruction, ebreak on a 4-byte one: the breakpoint keeps the
+  // instruction's length, so every tool that walks the text by length (the kernel's own
+  // kprobes' boundary check reads the live text) still finds the same boundaries. A 4-byte
+  // ebreak that is only 2-byte aligned is written in steps that each trap (see the glue's
+  // okp_seam_patch_text).
+  plan.breakpoint_size = length;
   return plan;
 }
 

@@ -53,7 +53,7 @@ struct InsnPlan {
   u8 rd = 0, rs1 = 0, rs2 = 0;
   u8 cond = 0;         // kBranch: funct3
   i64 imm = 0;         // kAddImm/kAddImmW/kJalr: the immediate; kAuipc/kJal/kBranch: the target
-  u8 breakpoint_size = 0;  // 2: c.ebreak, 4: ebreak (see plan_insn)
+  u8 breakpoint_size = 0;  // 2: c.ebreak, 4: ebreak: the instruction's own length
   const char* mnemonic = nullptr;  // static string, for reasons and debugfs
 };
 

@@ -47,7 +47,7 @@ TEST(RiscvLength, RvcRules) {
 TEST(RiscvPlan, BreakpointPerSiteAlignment) {
   EXPECT_EQ(ok(plan16(0x0001)).breakpoint_size, 2);                   // compressed
   EXPECT_EQ(ok(plan32(0x00000013)).breakpoint_size, 4);               // 4-byte, aligned
-  EXPECT_EQ(ok(plan32(0x00000013, kAt + 2)).breakpoint_size, 2);      // 4-byte, 2 mod 4
+  EXPECT_EQ(ok(plan32(0x00000013, kAt + 2)).breakpoint_size, 4);      // 4-byte, 2 mod 4
 }
 
 TEST(RiscvPlan, JalLinksAndJumps) {

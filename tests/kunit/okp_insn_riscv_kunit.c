@@ -167,7 +167,7 @@ static const struct okp_rv_case okp_rv_cases[] = {
 	/* Uncompressed control flow. */
 	{ "jal x0 (ebreak)", okp_rv_j, &okp_rv_j_at, false, .calls = {
 		{ 4, 0, 5, P1 } } },
-	{ "jal ra (2-byte aligned: c.ebreak)", okp_rv_jal, &okp_rv_jal_at, false,
+	{ "jal ra (2-byte aligned ebreak)", okp_rv_jal, &okp_rv_jal_at, false,
 	  .link = OKP_RV_LINK_RA, .calls = { { 4, 0, 12, P1 } } },
 	{ "jalr ra, 0(a1)", okp_rv_jalr, &okp_rv_jalr_at, false, OKP_RV_B_HELPER, OKP_RV_LINK_RA,
 	  .calls = { { 4, 0, 12, PH } } },
@@ -313,9 +313,18 @@ static void okp_rv_probe_and_run(struct kunit *test, const struct okp_rv_case *c
 		.pre_handler = okp_rv_pre,
 		.post_handler = post ? okp_rv_post : NULL,
 	};
+	u16 parcel = *(const u16 *)kp.addr;
+	u32 now = 0;
 	int ret = okp_register_kprobe(&kp);
 
 	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "%s: %s", c->name, okp_kprobe_reason(&kp));
+	/* The breakpoint keeps the instruction's length: c.ebreak or ebreak, whatever the alignment. */
+	if ((parcel & 3) != 3) {
+		KUNIT_EXPECT_EQ(test, *(const u16 *)kp.addr, (u16)0x9002);
+	} else {
+		memcpy(&now, kp.addr, 4);
+		KUNIT_EXPECT_EQ(test, now, 0x00100073U);
+	}
 	/* A stepped instruction says so; a simulated one has nothing to say. */
 	if (c->stepped)
 		KUNIT_EXPECT_NOT_NULL(test, strstr(okp_kprobe_reason(&kp), "single-stepped"));
