@@ -24,6 +24,18 @@ struct Insn {
   i32 delta = 0;  // kDelta: bytes pushed; kFromFramePointer: rsp = rbp + delta (bytes pushed)
 };
 
+// A stack effect of `bytes` pushed (kDelta) or of rsp = rbp - bytes (kFromFramePointer):
+// computed in 64 bits, since add/sub of a sign-extended imm32 and lea's disp32 negate to +2^31
+// (as an i32, the wrong sign). Beyond i32 the depth is not tracked: unknown.
+void set_stack_effect(Insn& in, Insn::Stack kind, i64 bytes) {
+  if (bytes < -0x7fffffffll || bytes > 0x7fffffffll) {
+    in.stack = Insn::Stack::kUnknown;
+    return;
+  }
+  in.stack = kind;
+  in.delta = static_cast<i32>(bytes);
+}
+
 ErrorOr<Insn> decode_at(const FunctionText& fn, usize off) {
   ZydisDecoder decoder;
   if (ZYAN_FAILED(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
@@ -75,9 +87,8 @@ ErrorOr<Insn> decode_at(const FunctionText& fn, usize off) {
     case ZYDIS_MNEMONIC_ADD:
       if (op0_rsp) {
         if (op1_imm) {
-          const i64 v = ops[1].imm.value.s;
-          in.stack = Insn::Stack::kDelta;
-          in.delta = static_cast<i32>(zi.mnemonic == ZYDIS_MNEMONIC_SUB ? v : -v);
+          const i64 v = ops[1].imm.value.s;  // a sign-extended imm8/imm32
+          set_stack_effect(in, Insn::Stack::kDelta, zi.mnemonic == ZYDIS_MNEMONIC_SUB ? v : -v);
         } else {
           in.stack = Insn::Stack::kUnknown;
         }
@@ -89,11 +100,9 @@ ErrorOr<Insn> decode_at(const FunctionText& fn, usize off) {
         if (m.mem.index != ZYDIS_REGISTER_NONE) {
           in.stack = Insn::Stack::kUnknown;
         } else if (m.mem.base == ZYDIS_REGISTER_RSP) {
-          in.stack = Insn::Stack::kDelta;
-          in.delta = static_cast<i32>(-m.mem.disp.value);
+          set_stack_effect(in, Insn::Stack::kDelta, -m.mem.disp.value);
         } else if (m.mem.base == ZYDIS_REGISTER_RBP) {
-          in.stack = Insn::Stack::kFromFramePointer;
-          in.delta = static_cast<i32>(-m.mem.disp.value);
+          set_stack_effect(in, Insn::Stack::kFromFramePointer, -m.mem.disp.value);
         } else {
           in.stack = Insn::Stack::kUnknown;
         }
@@ -165,6 +174,16 @@ const char* cannot_copy(const Insn& in) {
 constexpr i32 kUnvisited = -0x7fffffff;
 constexpr i32 kUnknownDepth = -0x7ffffffe;
 
+// depth + delta, or unknown when that leaves i32 (found by tests/fuzz: `sub $0x7fffffff,%rsp`
+// twice overflowed, undefined behaviour, and a wrapped depth could read as 0, a tail call)
+// or collides with a marker.
+i32 add_depth(i32 depth, i32 delta) {
+  i32 sum;
+  if (__builtin_add_overflow(depth, delta, &sum) || sum == kUnvisited || sum == kUnknownDepth)
+    return kUnknownDepth;
+  return sum;
+}
+
 // The stack depth on entry to every instruction of the function (kUnknownDepth where paths
 // disagree or the depth was lost), propagated along direct control flow from the entry.
 ErrorOr<void> track_stack(const FunctionText& fn, i32* depth, i32* frame) {
@@ -197,12 +216,12 @@ ErrorOr<void> track_stack(const FunctionText& fn, i32* depth, i32* frame) {
       const bool known = d != kUnknownDepth;
       switch (in.stack) {
         case Insn::Stack::kNone: break;
-        case Insn::Stack::kDelta: d = known ? d + in.delta : d; break;
+        case Insn::Stack::kDelta: d = known ? add_depth(d, in.delta) : d; break;
         case Insn::Stack::kSetFramePointer: fp = d; break;
         case Insn::Stack::kFromFramePointer:
-          d = fp != kUnknownDepth ? fp + in.delta : kUnknownDepth;
+          d = fp != kUnknownDepth ? add_depth(fp, in.delta) : kUnknownDepth;
           break;
-        case Insn::Stack::kLeave: d = fp != kUnknownDepth ? fp - 8 : kUnknownDepth; break;
+        case Insn::Stack::kLeave: d = fp != kUnknownDepth ? add_depth(fp, -8) : kUnknownDepth; break;
         case Insn::Stack::kUnknown: d = kUnknownDepth; break;
       }
       if (in.relative_branch && in.target >= fn.start && in.target < fn.start + fn.size &&
