@@ -134,7 +134,15 @@ bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
                                    any_post ? okp_seam_detour_post_entry() : 0);
   char why[OKP_REASON_MAX] = "";
   bool for_good = true;
-  if (planned.is_error()) {
+  // A kernel kprobe the kernel optimized into a jump changes the bytes the plan decodes, and a
+  // plan that fails on them would blame the bytes: name the kernel's probe instead (any byte
+  // the longest region could reach).
+  const okp_addr_t kernel_kp =
+      planned.is_error() ? okp_seam_kernel_kprobe_in(s.addr + 1, arch::kMaxPatchSize + arch::kMaxInsnLength - 2) : 0;
+  if (kernel_kp) {
+    okp_seam_format(why, sizeof(why), "not optimized: kernel kprobe at +%#lx (possibly optimized "
+                    "into a jump) where the region would be", kernel_kp - func_start);
+  } else if (planned.is_error()) {
     copy_string(why, sizeof(why), planned.error().reason());
   } else {
     const arch::DetourPlan& plan = planned.value();
@@ -150,6 +158,9 @@ bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
     } else if (ftrace_site) {
       okp_seam_format(why, sizeof(why), "not optimized: the ftrace call at +%#lx is inside the "
                       "region +%#lx..+%#lx", ftrace_site - func_start, at, last);
+    } else if (const okp_addr_t kk = okp_seam_kernel_kprobe_in(s.addr, plan.region_length)) {
+      okp_seam_format(why, sizeof(why), "not optimized: kernel kprobe at +%#lx inside the region "
+                      "+%#lx..+%#lx", kk - func_start, at, last);
     } else if (const char* owner = okp_seam_text_owner(s.addr, plan.region_length)) {
       okp_seam_format(why, sizeof(why), "not optimized: the region +%#lx..+%#lx holds text "
                       "owned by: %s", at, last, owner);

@@ -188,18 +188,25 @@ static bool okp_kernel_kprobe_at(unsigned long addr)
 }
 #endif
 
+okp_addr_t okp_seam_kernel_kprobe_in(okp_addr_t addr, unsigned long len)
+{
+	unsigned long a;
+
+	for (a = addr; a < addr + len; a++) {
+		if (okp_kernel_kprobe_at(a))
+			return a;
+	}
+	return 0;
+}
+
 const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len)
 {
 	void *start = (void *)addr, *end = (void *)(addr + len - 1);
 	const char *owner = NULL;
 
-	unsigned long a;
-
 	/* Any byte of the range: a jump-optimized region must not cover one either. */
-	for (a = addr; a < addr + len; a++) {
-		if (okp_kernel_kprobe_at(a))
-			return "kernel kprobe (possibly optimized into a jump)";
-	}
+	if (okp_seam_kernel_kprobe_in(addr, len))
+		return "kernel kprobe (possibly optimized into a jump)";
 	/* A static call's trampoline (__SCT__*): the core refuses it by its symbol's name. */
 	/* Not jump_label_text_reserved(): it walks all of vmlinux's table (jump_label_index.c). */
 	if (okp_jump_label_in(addr, len))

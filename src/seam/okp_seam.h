@@ -89,6 +89,9 @@ int okp_seam_locate(const char *symbol_name, okp_addr_t addr, unsigned int offse
 /* Who else patches [addr, addr+len): "jump label", "static call", "alternative", "BUG/WARN
  * site", "exception-table fixup"; NULL when nobody. */
 const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len);
+/* The first byte of [addr, addr + len) holding a kernel kprobe (its int3, or the start of its
+ * optimized jump), or 0: a detour region's reason names it. */
+okp_addr_t okp_seam_kernel_kprobe_in(okp_addr_t addr, unsigned long len);
 /* The function containing addr in kernel or module text (init text excluded): its start,
  * size and name. 0, or -ENOENT when addr is not in a known function. Process context. */
 int okp_seam_function_at(okp_addr_t addr, okp_addr_t *start, unsigned long *size, char *name,

@@ -208,6 +208,19 @@ insmod /okp/okprobe_example.ko symbol=okp_target_body
 insmod /okp/okp_kk.ko symbol=okp_target_body
 check "kernel kprobe on an okprobe's address is refused by the kernel" sh -c "[ $(cat $kk/result) -lt 0 ]"
 rmmod okp_kk; rmmod okprobe_example; rmmod okp_target
+# A kernel kprobe on the instruction after an okprobe's, inside what would be its detour
+# region: the okprobe stays a breakpoint, and its reason says where the kernel's probe is.
+insmod /okp/okp_target.ko
+insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
+at=$(sed -n 's/.* okp_target_opt+\(0x[0-9a-f]*\) .*/\1/p' $d/list | head -1)
+rmmod okprobe_example
+insmod /okp/okp_kk.ko symbol=okp_target_opt offset=$((at + 4))  # after lea 1(%rdi),%rax
+insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
+check "a kernel kprobe inside the region: not optimized, the reason says where" \
+  wait_list "okp_target_opt\\+$at .*reason=\"not optimized: kernel kprobe at \\+0x$(printf %x $((at + 4))) (inside|.*where) the region"
+echo 3 > $call_opt
+check "both fire, and the function computes the same" is "$(cat $kk/hits) $(hits okp_target_opt) $(cat $call_opt)" "3 3 49"
+rmmod okprobe_example; rmmod okp_kk; rmmod okp_target
 
 # 5. A function-entry probe beside the function tracer.
 t=/sys/kernel/tracing
