@@ -206,7 +206,7 @@ okp_addr_t direct_branch_target(okp_addr_t addr, u32 insn) {
   return 0;
 }
 
-bool condition_holds(u8 cond, u64 pstate) {
+OKP_HIT_PATH bool condition_holds(u8 cond, u64 pstate) {
   const bool n = pstate & kPstateN, z = pstate & kPstateZ, c = pstate & kPstateC,
              v = pstate & kPstateV;
   bool r = true;

@@ -79,11 +79,19 @@ ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned lo
   const u32 insn = word_at(bytes);
   u16 imm = 0;
   if (arm64::is_brk(insn, &imm) && imm != arm64::kBrkProbeImm && imm != arm64::kBrkStepImm) {
-    const char* owner = imm == 0x004 ? "the kernel's kprobes" : imm == 0x005 ? "uprobes"
-                        : imm == 0x400 || imm == 0x401 ? "kgdb" : imm == 0x800 ? "BUG/WARN"
-                        : "another tool or the compiler";
-    return Error::formatted(Errno::kBusy, "brk #%#x at +%#lx belongs to %s: the instruction it "
-                            "stands for is unknown", imm, addr - func_start, owner);
+    // Another tool's breakpoint hides the instruction it replaced; the kernel's own check
+    // traps are the instruction, and must raise their exception where they are.
+    const char* holder = imm >= 0x004 && imm <= 0x007 ? "the kernel's kprobes (or uprobes)"
+                         : imm == 0x400 || imm == 0x401 ? "kgdb" : nullptr;
+    if (holder)
+      return Error::formatted(Errno::kBusy, "brk #%#x at +%#lx is a breakpoint of %s: the "
+                              "instruction under it is unknown", imm, addr - func_start, holder);
+    const char* trap = imm == 0x800 ? "a BUG()/WARN()" : imm >= 0x900 && imm <= 0x9ff ? "a KASAN"
+                       : imm >= 0x5500 && imm <= 0x55ff ? "a UBSAN" : imm >= 0x8000 ? "a kCFI"
+                       : imm == 0x100 ? "a deliberate-fault" : "another tool's or the compiler's";
+    return Error::formatted(Errno::kOpNotSupp, "brk #%#x at +%#lx is %s trap: it must raise its "
+                            "exception where it is, so it can be neither stepped nor simulated",
+                            imm, addr - func_start, trap);
   }
   auto plan = arm64::plan_insn(addr, insn);
   if (plan.is_error()) return plan;

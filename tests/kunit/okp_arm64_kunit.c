@@ -344,7 +344,7 @@ static const struct okp_a64_refusal okp_a64_refusals[] = {
 	{ "nop", okp_a64_refused, 4, 0, "" },
 	{ "svc", okp_a64_refused, 8, -EOPNOTSUPP, "'svc'" },
 	{ "hvc", okp_a64_refused, 12, -EOPNOTSUPP, "'hvc'" },
-	{ "brk (another tool's)", okp_a64_refused, 16, -EBUSY, "brk #0x123" },
+	{ "brk (a compiler trap)", okp_a64_refused, 16, -EOPNOTSUPP, "brk #0x123" },
 	{ "eret", okp_a64_refused, 20, -EOPNOTSUPP, "'eret'" },
 	{ "retaa", okp_a64_refused, 24, -EOPNOTSUPP, "pointer-authenticated" },
 	{ "msr spsr_el1", okp_a64_refused, 28, -EOPNOTSUPP, "msr spsr_el1" },
