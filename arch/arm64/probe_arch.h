@@ -101,13 +101,20 @@ inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) 
   return arm64::emulate(plan, addr, frame(regs));
 }
 
-// The kernel's way from a kernel-mode BRK to the break hooks (el1h_64_sync_handler and el1_dbg
-// are noinstr, already unprobeable; do_debug_exception, brk_handler and call_break_hook are on
-// the kernel's kprobe blacklist), the hooks' helpers, and the ftrace entry (okprobes'
-// function-entry probes). core/trap_path.h walks every direct branch from these.
+// The kernel's way from a kernel-mode BRK to the break hooks: el1h_64_sync_handler -> el1_dbg
+// (noinstr: unprobeable already) -> do_debug_exception -> brk_handler -> call_break_hook ->
+// okprobes' hook. The roots are what that path runs when a BRK is handled: el1_dbg's entry
+// and exit helpers and their context tracking, do_debug_exception's enter/exit, the hook list
+// walk, and the ftrace entry (okprobes' function-entry probes). do_debug_exception and
+// brk_handler themselves are not roots (both are on the kernel's kprobe blacklist, so on
+// okprobes' too): their other callees run only for a BRK nobody handled (arm64_notify_die,
+// die) or one from user mode (signals), never for a BRK of okprobes; following them would
+// blacklist signal delivery, the page allocator and workqueues through arm64_notify_die.
+// core/trap_path.h walks every direct branch from these.
 constexpr const char* kTrapEntryFunctions[] = {
-    "do_debug_exception", "debug_exception_enter", "debug_exception_exit", "brk_handler",
-    "call_break_hook", "ftrace_caller", "ftrace_regs_caller", "ftrace_common",
+    "arm64_enter_el1_dbg", "arm64_exit_el1_dbg", "ct_nmi_enter", "ct_nmi_exit",
+    "debug_exception_enter", "debug_exception_exit", "call_break_hook",
+    "ftrace_caller", "ftrace_regs_caller", "ftrace_common",
     "arch_ftrace_ops_list_func", "ftrace_ops_list_func", "ftrace_ops_assist_func",
 };
 
