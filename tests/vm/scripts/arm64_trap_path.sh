@@ -1,0 +1,42 @@
+# Guest script (busybox sh), arm64: the derived trap path of a kernel-mode BRK (the checks
+# probes.sh makes with x86-64's names): rooted where a handled BRK runs, listed with where each
+# function was reached from, every one refused, and nothing beyond it (the signal path that
+# only an unhandled BRK takes stays probeable). Needs --file okprobe_example.ko.
+# Prints TAP lines; exits non-zero if any check failed.
+n=0 failed=0
+check() { # description, then a command
+  desc=$1; shift; n=$((n + 1))
+  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
+}
+d=/sys/kernel/debug/okprobes
+bl=$d/blacklist
+check "the break-hook walk is on the trap path" \
+  grep -q '	call_break_hook	\[trap path, reached from the trap entry\]$' $bl
+check "okprobes' own break hook is on the trap path" \
+  grep -q '	okp_brk_hook	\[trap path, reached from the trap entry\]$' $bl
+check "the core's breakpoint entry, reached from the hook" \
+  grep -q '	okp_core_on_breakpoint	\[trap path, reached from okp_brk_hook\]$' $bl
+check "el1_dbg's entry helper is on the trap path" \
+  grep -q '	arm64_enter_el1_dbg	\[trap path, reached from the trap entry\]$' $bl
+check "do_debug_exception and brk_handler are blacklisted (the kernel's NOKPROBE)" \
+  sh -c "grep -q '	do_debug_exception	' $bl && grep -q '	brk_handler	' $bl"
+insmod /okp/okprobe_example.ko symbol=call_break_hook 2>/dev/null && rmmod okprobe_example
+check "a probe on call_break_hook is refused, and debugfs refused says why" \
+  grep -q 'call_break_hook+0x0	-22	.*blacklisted' $d/refused
+total=$(grep -c '	\[trap path, ' $bl)
+check "the trap path is the handled BRK's ($total functions, fewer than 200)" [ "$total" -lt 200 ]
+for fn in force_sig_fault arm64_notify_die queue_work_on get_page_from_freelist; do
+  check "$fn (only an unhandled BRK's path) is not blacklisted" sh -c "! grep -q '	$fn	' $bl"
+done
+grep '	\[trap path, ' $bl | while IFS='	' read -r range name origin; do
+  start=${range%%-*}
+  if insmod /okp/okprobe_example.ko addr=$start 2>/dev/null; then
+    rmmod okprobe_example; echo "BAD $name ($origin) was accepted"
+  elif ! grep -q "^$start+0x0	-22	.*blacklisted" $d/refused; then
+    echo "BAD $name refused, but not as blacklisted: $(tail -1 $d/refused)"
+  fi
+done > /tmp/trap_path_bad
+cat /tmp/trap_path_bad
+check "every trap-path function is refused as blacklisted ($total tried)" sh -c "[ ! -s /tmp/trap_path_bad ]"
+echo "1..$n"
+[ $failed = 0 ]
