@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okprobes against the kernel's kprobes on arm64, in one guest: for each state (an instruction
+ * both simulate, one both step, add-imm which okprobes simulates and the kernel steps, and a
+ * return probe) and each round, the same calls run unprobed, under the kernel's probe and under
+ * okprobes' (the order alternating per round), and the per-hit cost is the probed time minus
+ * the unprobed, per call. Medians over the rounds are printed as
+ *   BENCH-ARM64 <state> kernel=<ns> okprobes=<ns> ratio=<okprobes/kernel, x1000>
+ * and every result is checked (a wrong sum or a missed hit is a BENCH-ARM64-ERROR line).
+ * The init returns -EAGAIN so that nothing stays loaded.
+ */
+#define pr_fmt(fmt) "okp_bench_arm64: " fmt
+
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/sort.h>
+#include <okprobes/okprobes.h>
+
+static unsigned long calls = 20000;
+module_param(calls, ulong, 0444);
+static unsigned int rounds = 7;
+module_param(rounds, uint, 0444);
+
+unsigned long okp_b64_sim(unsigned long x);
+unsigned long okp_b64_step(unsigned long x);
+unsigned long okp_b64_addimm(unsigned long x);
+unsigned long okp_b64_ret(unsigned long x);
+extern const u8 okp_b64_sim_insn[], okp_b64_step_insn[], okp_b64_addimm_insn[];
+
+#define MAX_ROUNDS 31
+static unsigned int errors;
+
+struct state {
+	const char *name;
+	unsigned long (*fn)(unsigned long x);
+	const u8 *insn;		/* NULL: a return probe on fn */
+	unsigned long mul;	/* fn(x) = mul * x + 1 */
+};
+
+static const struct state states[] = {
+	{ "simulated", okp_b64_sim, okp_b64_sim_insn, 1 },
+	{ "stepped", okp_b64_step, okp_b64_step_insn, 2 },
+	{ "add-imm", okp_b64_addimm, okp_b64_addimm_insn, 1 },
+	{ "return", okp_b64_ret, NULL, 1 },
+};
+
+static int noop_pre(struct kprobe *p, struct pt_regs *regs) { return 0; }
+static int noop_ret(struct kretprobe_instance *ri, struct pt_regs *regs) { return 0; }
+static int okp_noop_pre(struct okp_kprobe *p, struct pt_regs *regs) { return 0; }
+static int okp_noop_ret(struct okp_kretprobe_instance *ri, struct pt_regs *regs) { return 0; }
+
+/* ns per call of n calls of s->fn, checking every result. */
+static u64 time_calls(const struct state *s)
+{
+	unsigned long i, sum = 0, expect = 0;
+	u64 t0, t1;
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < calls; i++)
+		sum += s->fn(i);
+	t1 = ktime_get_ns();
+	for (i = 0; i < calls; i++)
+		expect += s->mul * i + 1;
+	if (sum != expect) {
+		errors++;
+		pr_err("BENCH-ARM64-ERROR %s: wrong results\n", s->name);
+	}
+	return t1 - t0;
+}
+
+/* The kernel's probe on s: ns for the calls, and its hit count checked. */
+static u64 run_kernel(const struct state *s)
+{
+	struct kprobe kp = { .addr = (kprobe_opcode_t *)s->insn, .pre_handler = noop_pre };
+	struct kretprobe rp = { .kp.addr = (kprobe_opcode_t *)s->fn, .handler = noop_ret,
+				.maxactive = 16 };
+	u64 t;
+	int ret = s->insn ? register_kprobe(&kp) : register_kretprobe(&rp);
+
+	if (ret) {
+		errors++;
+		pr_err("BENCH-ARM64-ERROR %s: the kernel refused (%d)\n", s->name, ret);
+		return 0;
+	}
+	t = time_calls(s);
+	if (s->insn) {
+		unregister_kprobe(&kp);
+		if (kp.nmissed)
+			pr_err("BENCH-ARM64-ERROR %s: the kernel missed %lu\n", s->name, kp.nmissed);
+	} else {
+		unregister_kretprobe(&rp);
+		if (rp.nmissed)
+			pr_err("BENCH-ARM64-ERROR %s: the kernel missed %d\n", s->name, rp.nmissed);
+	}
+	return t;
+}
+
+static u64 run_okprobes(const struct state *s)
+{
+	struct okp_kprobe kp = { .addr = (void *)s->insn, .pre_handler = okp_noop_pre };
+	struct okp_kretprobe rp = { .kp.addr = (void *)s->fn, .handler = okp_noop_ret,
+				    .maxactive = 16 };
+	u64 t;
+	int ret = s->insn ? okp_register_kprobe(&kp) : okp_register_kretprobe(&rp);
+
+	if (ret) {
+		errors++;
+		pr_err("BENCH-ARM64-ERROR %s: okprobes refused (%d): %s\n", s->name, ret,
+		       okp_kprobe_reason(s->insn ? &kp : &rp.kp));
+		return 0;
+	}
+	t = time_calls(s);
+	if (s->insn) {
+		if (kp.nhit != calls) {
+			errors++;
+			pr_err("BENCH-ARM64-ERROR %s: okprobes hit %lu of %lu\n", s->name, kp.nhit,
+			       calls);
+		}
+		okp_unregister_kprobe(&kp);
+	} else {
+		okp_unregister_kretprobe(&rp);
+	}
+	return t;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static u64 median(u64 *v, unsigned int n)
+{
+	sort(v, n, sizeof(*v), cmp_u64, NULL);
+	return v[n / 2];
+}
+
+static int __init okp_bench_arm64_init(void)
+{
+	static u64 k[MAX_ROUNDS], o[MAX_ROUNDS];
+	unsigned int i, r;
+
+	rounds = clamp(rounds, 1U, (unsigned int)MAX_ROUNDS);
+	for (i = 0; i < ARRAY_SIZE(states); i++) {
+		const struct state *s = &states[i];
+		u64 km, om;
+
+		time_calls(s);	/* warm up */
+		for (r = 0; r < rounds; r++) {
+			u64 base = time_calls(s);
+
+			if (r & 1) {
+				o[r] = run_okprobes(s);
+				k[r] = run_kernel(s);
+			} else {
+				k[r] = run_kernel(s);
+				o[r] = run_okprobes(s);
+			}
+			k[r] = k[r] > base ? k[r] - base : 0;
+			o[r] = o[r] > base ? o[r] - base : 0;
+		}
+		km = div64_u64(median(k, rounds), calls);
+		om = div64_u64(median(o, rounds), calls);
+		pr_info("BENCH-ARM64 %s kernel=%llu okprobes=%llu ratio=%llu calls=%lu rounds=%u\n",
+			s->name, km, om, km ? div64_u64(om * 1000, km) : 0, calls, rounds);
+	}
+	pr_info("BENCH-ARM64 done errors=%u\n", errors);
+	return -EAGAIN;
+}
+module_init(okp_bench_arm64_init);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobes vs the kernel's kprobes on arm64, per state");

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Probed text of the arm64 benchmark (okp_bench_arm64.c), in assembly so that both
+ * frameworks see exactly the same instructions (no ftrace site). Each probe goes on the
+ * instruction at the function's okp_b64_<state>_insn label:
+ *   simulated  `b 1f`: both frameworks simulate it in the trap;
+ *   stepped    `lsl x1, x0, #1`: both run it from a slot (okprobes ends it with its step BRK,
+ *              the kernel with its own);
+ *   add-imm    `add x0, x0, #1`: okprobes simulates it, the kernel steps it;
+ *   return     the function's entry, for a return probe of each.
+ * Every function returns x + 1 (stepped: 2x + 1).
+ */
+#include <linux/linkage.h>
+
+	.text
+SYM_FUNC_START(okp_b64_sim)
+SYM_INNER_LABEL(okp_b64_sim_insn, SYM_L_GLOBAL)
+	b	1f
+	brk	#0x3e8			/* never reached */
+1:	add	x0, x0, #1
+	ret
+SYM_FUNC_END(okp_b64_sim)
+
+SYM_FUNC_START(okp_b64_step)
+SYM_INNER_LABEL(okp_b64_step_insn, SYM_L_GLOBAL)
+	lsl	x1, x0, #1
+	add	x0, x1, #1
+	ret
+SYM_FUNC_END(okp_b64_step)
+
+SYM_FUNC_START(okp_b64_addimm)
+SYM_INNER_LABEL(okp_b64_addimm_insn, SYM_L_GLOBAL)
+	add	x0, x0, #1
+	ret
+SYM_FUNC_END(okp_b64_addimm)
+
+SYM_FUNC_START(okp_b64_ret)
+	add	x0, x0, #1
+	ret
+SYM_FUNC_END(okp_b64_ret)
