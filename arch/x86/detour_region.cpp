@@ -63,6 +63,13 @@ ErrorOr<Insn> decode_at(const FunctionText& fn, usize off) {
       in.rip_relative = true;
   }
   if (zi.mnemonic == ZYDIS_MNEMONIC_JMP && !in.relative_branch) in.indirect_jump = true;
+  // A jump to a retpoline thunk is `jmp *%reg` in disguise: it needs the tail-call proof (a
+  // computed goto or a jump table through a thunk lands back inside the function). It stays a
+  // relative branch too, so that in a region it is re-encoded for the detour.
+  if (in.relative_branch && zi.meta.category != ZYDIS_CATEGORY_CALL) {
+    for (usize i = 0; i < fn.n_thunks; ++i)
+      if (in.target >= fn.thunks[i].start && in.target < fn.thunks[i].end) in.indirect_jump = true;
+  }
 
   // The stack effect, for the tail-call proof.
   const bool op0_rsp = zi.operand_count_visible > 0 && ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&

@@ -7,7 +7,8 @@
 //    the function;
 //  - no direct branch anywhere in the function (jmp, jcc, call, loop, jrcxz, xbegin) may land
 //    strictly inside the region (on its first byte is fine: that is the jump itself);
-//  - an indirect jump is accepted only when it is proved to be a tail call: the stack is back
+//  - an indirect jump (`jmp *`, or a jump to a retpoline thunk, FunctionText::thunks) is
+//    accepted only when it is proved to be a tail call: the stack is back
 //    at its entry depth there, on every path that reaches it (tracked over the function's
 //    control flow: push/pop, sub/add/lea of rsp, frame-pointer moves, leave); kernels built
 //    with retpolines use -fno-jump-tables, so that is what their indirect jumps are. An
@@ -32,11 +33,21 @@ namespace okp::x86 {
 constexpr usize kJumpSize = 5;          // jmp rel32
 constexpr usize kMaxRegionInsns = 5;    // 5 bytes are at most 5 instructions
 
+// Text the kernel's retpolines live in (__x86_indirect_thunk_array and kin): a direct `jmp`
+// (or jcc) there is an indirect jump through a register, as `jmp *%reg` is once alternatives
+// inline it; a live kernel with retpolines on keeps the jump to the thunk.
+struct AddrRange {
+  okp_addr_t start, end;  // [start, end)
+};
+constexpr usize kMaxThunkRanges = 3;
+
 // The containing function's text, with okprobes' and the kernel's breakpoints undone.
 struct FunctionText {
   okp_addr_t start;
   const u8* bytes;
   usize size;
+  const AddrRange* thunks = nullptr;  // the retpoline thunks (none: nullptr / 0)
+  usize n_thunks = 0;
 };
 
 // An exception-table entry of the function: the instruction that may fault, where the fixup

@@ -215,7 +215,11 @@ ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned
   if (static_cast<unsigned int>(n) > CheckBuffer::kMaxExtable)
     return Error::formatted(Errno::kNoSpc, "not optimized: the function has %d exception-table "
                             "entries, more than the %u the check reads", n, CheckBuffer::kMaxExtable);
-  const x86::FunctionText fn{func_start, check.text(), func_size};
+  okp_addr_range thunk_ranges[x86::kMaxThunkRanges];
+  const unsigned int n_thunks = okp_seam_indirect_thunks(thunk_ranges, x86::kMaxThunkRanges);
+  x86::AddrRange thunks[x86::kMaxThunkRanges];
+  for (unsigned int i = 0; i < n_thunks; ++i) thunks[i] = {thunk_ranges[i].start, thunk_ranges[i].end};
+  const x86::FunctionText fn{func_start, check.text(), func_size, thunks, n_thunks};
   auto plan = x86::plan_detour(fn, addr, reinterpret_cast<const x86::ExtableEntry*>(check.extable()),
                                static_cast<usize>(n), buffer, entry, post_entry);
   if (plan.is_error()) return plan;

@@ -5,6 +5,7 @@
 
 #include <linux/percpu.h>
 #include <linux/types.h>
+#include <linux/version.h>
 
 #include "seam/okp_seam.h"
 
@@ -16,14 +17,32 @@ struct bug_entry;
 struct exception_table_entry;
 
 /*
+ * The kallsyms walkers' callbacks: 6.2 dropped their struct module * argument and gave
+ * module_kallsyms_on_each_symbol() the name of the one module to walk (NULL: every module).
+ * OKP_KSYM_VISITOR(fn) defines a callback of this kernel's type; okp_module_kallsyms_walk()
+ * walks one module's symbols (or every module's) either way.
+ */
+#define OKP_KSYM_NO_MODULE_ARG (LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0))
+#if OKP_KSYM_NO_MODULE_ARG
+typedef int (*okp_ksym_fn)(void *, const char *, unsigned long);
+#define OKP_KSYM_VISITOR(fn) int fn(void *data, const char *name, unsigned long addr)
+#else
+typedef int (*okp_ksym_fn)(void *, const char *, struct module *, unsigned long);
+#define OKP_KSYM_VISITOR(fn) \
+	int fn(void *data, const char *name, struct module *mod, unsigned long addr)
+#endif
+
+/*
  * Kernel internals okprobes uses, found in /proc/kallsyms at load (symbols.c). Each function
  * was verified to be what its name says before it is stored; NULL means "not usable here".
  */
 struct okp_ksyms {
-	int (*kallsyms_on_each_symbol)(int (*fn)(void *, const char *, struct module *,
-						 unsigned long), void *data);
-	int (*module_kallsyms_on_each_symbol)(int (*fn)(void *, const char *, struct module *,
-							unsigned long), void *data);
+	int (*kallsyms_on_each_symbol)(okp_ksym_fn fn, void *data);
+#if OKP_KSYM_NO_MODULE_ARG
+	int (*module_kallsyms_on_each_symbol)(const char *modname, okp_ksym_fn fn, void *data);
+#else
+	int (*module_kallsyms_on_each_symbol)(okp_ksym_fn fn, void *data);
+#endif
 	struct module *(*__module_text_address)(unsigned long addr);
 	int (*jump_label_text_reserved)(void *start, void *end);
 	int (*static_call_text_reserved)(void *start, void *end);
@@ -35,6 +54,7 @@ struct okp_ksyms {
 	void *(*text_poke)(void *addr, const void *opcode, size_t len);
 	void (*text_poke_sync)(void);
 	int (*alternatives_text_reserved)(void *start, void *end);
+	unsigned long __x86_indirect_thunk_array, __x86_indirect_jump_thunk_array;
 	unsigned long text_mutex;
 	unsigned long kprobe_table;	/* the kernel's kprobes' hash, read-only */
 	unsigned long _stext, _etext, _sinittext, _einittext;

@@ -126,6 +126,13 @@ struct okp_extable_entry {
 	okp_addr_t insn;
 	okp_addr_t fixup;
 };
+/* The kernel's indirect-branch thunks (x86 retpolines): at most max ranges [start, end) written
+ * to out, their number returned (0: none, or not x86). Registry lock held. */
+struct okp_addr_range {
+	okp_addr_t start;
+	okp_addr_t end;
+};
+unsigned int okp_seam_indirect_thunks(struct okp_addr_range *out, unsigned int max);
 /* The entries whose instruction or fixup lies in [start, end) (vmlinux and modules): at most
  * max written to out; returns how many there are (more than max: out is partial), or -ENOENT
  * when this kernel's exception table cannot be found. */

@@ -120,6 +120,46 @@ TEST(DetourRegion, IndirectJumpWithAFrameLeftIsNotATailCall) {
             std::string::npos) << c.reason;
 }
 
+// A retpoline kernel keeps `jmp __x86_indirect_thunk_rax` in its live text: an indirect jump
+// through rax, which must be a proved tail call like `jmp *%rax`.
+TEST(DetourRegion, AJumpToARetpolineThunkIsAnIndirectJump) {
+  constexpr okp_addr_t kThunks = kBase + 0x1000;  // __x86_indirect_thunk_array, 512 bytes
+  const okp::x86::AddrRange thunks[] = {{kThunks, kThunks + 0x200}};
+  auto rel = [](okp_addr_t from_next, okp_addr_t to) {
+    const auto d = static_cast<okp::u32>(to - from_next);
+    return std::vector<okp::u8>{okp::u8(d), okp::u8(d >> 8), okp::u8(d >> 16), okp::u8(d >> 24)};
+  };
+  auto with_jump = [&](std::vector<okp::u8> f, okp_addr_t to) {
+    f.push_back(0xe9);
+    auto d = rel(kBase + f.size() + 4, to);
+    f.insert(f.end(), d.begin(), d.end());
+    return f;
+  };
+  auto run = [&](const std::vector<okp::u8>& f, size_t at, bool with_thunks) {
+    FunctionText fn{kBase, f.data(), f.size(), with_thunks ? thunks : nullptr, with_thunks ? 1u : 0u};
+    return okp::x86::check_detour_region(fn, kBase + at, nullptr, 0);
+  };
+  // 0: push rbx  1: mov rax,rdi  4: mov rbx,rsi  7: jmp __x86_indirect_thunk_rax (rbx pushed)
+  auto framed = with_jump({0x53, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf3}, kThunks);
+  auto refused = run(framed, 1, true);
+  ASSERT_TRUE(refused.is_error());
+  EXPECT_NE(std::string(refused.error().reason()).find("indirect jump at +0x7 is not a tail call (8 bytes"),
+            std::string::npos) << refused.error().reason();
+  // Without knowing the thunks, the same bytes are a direct jump out of the function.
+  EXPECT_FALSE(run(framed, 1, false).is_error());
+  // The same jump elsewhere than a thunk is a plain tail call to another function.
+  EXPECT_FALSE(run(with_jump({0x53, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf3}, kThunks + 0x200), 1, true).is_error());
+  // 0: push rbx  1: mov rax,rdi  4: pop rbx  5: jmp __x86_indirect_thunk_rax: a tail call, and
+  // in a region it stays a relative branch, re-encoded for the detour.
+  auto tail = with_jump({0x53, 0x48, 0x89, 0xf8, 0x5b}, kThunks);
+  auto ok = run(tail, 1, true);
+  ASSERT_FALSE(ok.is_error()) << ok.error().reason();
+  const auto& region = ok.value();
+  ASSERT_EQ(region.count, 3);
+  EXPECT_TRUE(region.insns[2].relative_branch);
+  EXPECT_EQ(region.insns[2].target, kThunks);
+}
+
 TEST(DetourRegion, JumpTableIsRefusedAsUnbounded) {
   // 0: sub rsp,0x20  4: mov rax,rdi  7: jmp *0x0(,%rax,8)  e: add rsp,0x20  12: ret
   std::vector<okp::u8> f = {0x48, 0x83, 0xec, 0x20, 0x48, 0x89, 0xf8, 0xff, 0x24, 0xc5,

@@ -37,6 +37,11 @@ okp_addr_t okp_detour_post_entry_point(void)
 	return 0;
 }
 
+unsigned int okp_seam_indirect_thunks(struct okp_addr_range *out, unsigned int max)
+{
+	return 0;
+}
+
 int okp_seam_extable_in(okp_addr_t start, okp_addr_t end, struct okp_extable_entry *out,
 			unsigned int max)
 {

@@ -6,6 +6,7 @@
 #define pr_fmt(fmt) "okprobes: " fmt
 
 #include <linux/extable.h>
+#include <linux/kallsyms.h>
 #include <linux/version.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
@@ -88,6 +89,35 @@ okp_addr_t okp_detour_entry_point(void)
 okp_addr_t okp_detour_post_entry_point(void)
 {
 	return (okp_addr_t)okp_detour_post_entry;
+}
+
+/*
+ * The retpoline thunk arrays, found at load; their extents from kallsyms once, on the first
+ * plan (registry lock held: the optimizer's plans are serialised by it).
+ */
+unsigned int okp_seam_indirect_thunks(struct okp_addr_range *out, unsigned int max)
+{
+	static struct okp_addr_range ranges[2];
+	static unsigned int n = UINT_MAX;
+	unsigned long starts[] = { okp_ksyms.__x86_indirect_thunk_array,
+				   okp_ksyms.__x86_indirect_jump_thunk_array };
+	unsigned int i;
+
+	if (n == UINT_MAX) {
+		n = 0;
+		for (i = 0; i < ARRAY_SIZE(starts); i++) {
+			char name[KSYM_NAME_LEN];
+			unsigned long start, size;
+
+			if (!starts[i] || !okp_symbol_extent(starts[i], name, sizeof(name), &start, &size) ||
+			    start != starts[i] || !size)
+				continue;
+			ranges[n++] = (struct okp_addr_range){ start, start + size };
+		}
+	}
+	for (i = 0; i < n && i < max; i++)
+		out[i] = ranges[i];
+	return min(n, max);
 }
 
 /* x86's entries are 32-bit offsets from their own fields (EX_TYPE in data). */

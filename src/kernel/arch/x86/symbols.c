@@ -19,6 +19,9 @@ static const struct okp_ksym_want okp_x86_wanted[] = {
 	WANT_FN(text_poke),
 	WANT_FN(text_poke_sync),
 	WANT_FN(alternatives_text_reserved),
+	/* Retpolines: a jump to one is an indirect jump (detour.c, the region check). */
+	WANT_DATA(__x86_indirect_thunk_array),
+	WANT_DATA(__x86_indirect_jump_thunk_array),
 };
 
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)
