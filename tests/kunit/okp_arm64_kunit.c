@@ -49,6 +49,7 @@ OKP_A64_FN(okp_a64_store); OKP_A64_LABEL(okp_a64_store_insn);
 OKP_A64_FN(okp_a64_stp); OKP_A64_LABEL(okp_a64_stp_insn); OKP_A64_LABEL(okp_a64_ldp_insn);
 OKP_A64_FN(okp_a64_pac); OKP_A64_LABEL(okp_a64_paciasp_insn);
 OKP_A64_LABEL(okp_a64_autiasp_insn); OKP_A64_LABEL(okp_a64_pac_ret_insn);
+OKP_A64_FN(okp_a64_skip); OKP_A64_LABEL(okp_a64_skip_insn); OKP_A64_LABEL(okp_a64_skip_next);
 OKP_A64_FN(okp_a64_excl);
 OKP_A64_FN(okp_a64_refused);
 extern long okp_a64_store_var, okp_a64_excl_var;
@@ -310,10 +311,126 @@ static void okp_a64_aggregate(struct kunit *test)
 		okp_unregister_kprobe(&p[i].kp);
 }
 
+/* --- Function entry through ftrace, arguments, redirects ------------------------------------- */
+
+/* C functions: their entry is an ftrace call site (patchable-function-entry NOPs). */
+static noinline long okp_a64_c_add(long a, long b)
+{
+	barrier();
+	return a + 2 * b;
+}
+
+static noinline long okp_a64_c_alt(long a, long b)
+{
+	barrier();
+	return -a;
+}
+
+struct okp_a64_entry_probe {
+	struct okp_kprobe kp;
+	unsigned int pre, post;
+	unsigned long pre_pc, post_pc, arg0, arg1;
+	unsigned long redirect;	/* set: the pre_handler sends pc there and returns 1 */
+};
+
+static int okp_a64_entry_pre(struct okp_kprobe *kp, struct pt_regs *regs)
+{
+	struct okp_a64_entry_probe *p = container_of(kp, struct okp_a64_entry_probe, kp);
+
+	p->pre++;
+	p->pre_pc = regs->pc;
+	p->arg0 = okp_arg(regs, 0);
+	p->arg1 = okp_arg(regs, 1);
+	if (p->redirect) {
+		regs->pc = p->redirect;
+		return 1;
+	}
+	return 0;
+}
+
+static void okp_a64_entry_post(struct okp_kprobe *kp, struct pt_regs *regs, unsigned long flags)
+{
+	struct okp_a64_entry_probe *p = container_of(kp, struct okp_a64_entry_probe, kp);
+
+	p->post++;
+	p->post_pc = regs->pc;
+}
+
+/*
+ * A probe asked at a C function's first byte lands on its ftrace call site (+4, after ftrace's
+ * `mov x9, x30`): handlers see pc there (pre) and after it (post), and the arguments.
+ */
+static void okp_a64_ftrace_entry(struct kunit *test)
+{
+	struct okp_a64_entry_probe *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->kp.symbol_name = "okp_a64_c_add";
+	p->kp.pre_handler = okp_a64_entry_pre;
+	p->kp.post_handler = okp_a64_entry_post;
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kprobe(&p->kp), 0, "%s", okp_kprobe_reason(&p->kp));
+	KUNIT_EXPECT_TRUE(test, p->kp.flags & OKP_KPROBE_FLAG_FTRACE);
+	KUNIT_EXPECT_EQ(test, (unsigned long)p->kp.addr, (unsigned long)okp_a64_c_add + 4);
+	KUNIT_EXPECT_EQ(test, okp_a64_c_add(5, 7), 19L);
+	KUNIT_EXPECT_EQ(test, p->pre, 1U);
+	KUNIT_EXPECT_EQ(test, p->post, 1U);
+	KUNIT_EXPECT_EQ(test, p->pre_pc, (unsigned long)p->kp.addr);
+	KUNIT_EXPECT_EQ(test, p->post_pc, (unsigned long)p->kp.addr + 4);
+	KUNIT_EXPECT_EQ(test, p->arg0, 5UL);
+	KUNIT_EXPECT_EQ(test, p->arg1, 7UL);
+	okp_unregister_kprobe(&p->kp);
+	/* Asked by address at the function's first byte: the same site. */
+	memset(p, 0, sizeof(*p));
+	p->kp.addr = (void *)okp_a64_c_add;
+	p->kp.pre_handler = okp_a64_entry_pre;
+	KUNIT_EXPECT_EQ(test, okp_register_kprobe(&p->kp), 0);
+	KUNIT_EXPECT_EQ(test, (unsigned long)p->kp.addr, (unsigned long)okp_a64_c_add + 4);
+	okp_unregister_kprobe(&p->kp);
+}
+
+/* On the ftrace site a redirect needs IPMODIFY: with it, the call goes to the other function. */
+static void okp_a64_ftrace_redirect(struct kunit *test)
+{
+	struct okp_a64_entry_probe *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->kp.symbol_name = "okp_a64_c_add";
+	p->kp.pre_handler = okp_a64_entry_pre;
+	p->kp.flags = OKP_KPROBE_FLAG_IPMODIFY;
+	p->redirect = (unsigned long)okp_a64_c_alt;
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kprobe(&p->kp), 0, "%s", okp_kprobe_reason(&p->kp));
+	KUNIT_EXPECT_EQ(test, okp_a64_c_add(5, 7), -5L);
+	KUNIT_EXPECT_EQ(test, p->pre, 1U);
+	okp_unregister_kprobe(&p->kp);
+	KUNIT_EXPECT_EQ(test, okp_a64_c_add(5, 7), 19L);
+}
+
+/* A BRK probe's pre_handler that moves pc and returns 1 skips the instruction and post. */
+static void okp_a64_breakpoint_redirect(struct kunit *test)
+{
+	struct okp_a64_entry_probe *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->kp.addr = (void *)okp_a64_skip_insn;
+	p->kp.pre_handler = okp_a64_entry_pre;
+	p->kp.post_handler = okp_a64_entry_post;
+	p->redirect = (unsigned long)okp_a64_skip_next;
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kprobe(&p->kp), 0, "%s", okp_kprobe_reason(&p->kp));
+	KUNIT_EXPECT_EQ(test, okp_a64_skip(1, 0), 2L);
+	KUNIT_EXPECT_EQ(test, p->pre, 1U);
+	KUNIT_EXPECT_EQ(test, p->post, 0U);
+	KUNIT_EXPECT_EQ(test, p->arg0, 1UL);
+	okp_unregister_kprobe(&p->kp);
+	KUNIT_EXPECT_EQ(test, okp_a64_skip(1, 0), 102L);
+}
+
 static struct kunit_case okp_a64_cases_list[] = {
 	KUNIT_CASE_PARAM(okp_a64_insn_class, okp_a64_case_gen_params),
 	KUNIT_CASE(okp_a64_store_side_effect),
 	KUNIT_CASE(okp_a64_aggregate),
+	KUNIT_CASE(okp_a64_ftrace_entry),
+	KUNIT_CASE(okp_a64_ftrace_redirect),
+	KUNIT_CASE(okp_a64_breakpoint_redirect),
 	{}
 };
 

@@ -384,3 +384,12 @@ SYM_FUNC_START(okp_t_riprel_load)
 	add	x0, x0, x2
 	ret
 SYM_FUNC_END(okp_t_riprel_load)
+
+/* a + 1, or a + 101 if the add #100 runs: a pre_handler redirect skips it. */
+SYM_FUNC_START(okp_a64_skip)
+OKP_LABEL(okp_a64_skip_insn)
+	add	x0, x0, #100
+OKP_LABEL(okp_a64_skip_next)
+	add	x0, x0, #1
+	ret
+SYM_FUNC_END(okp_a64_skip)
