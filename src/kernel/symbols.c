@@ -260,7 +260,7 @@ static void okp_lookup_add(struct okp_lookup *l, unsigned long addr)
 	l->count++;
 }
 
-static int okp_lookup_vmlinux(void *data, const char *name, struct module *mod, unsigned long addr)
+static OKP_KSYM_VISITOR(okp_lookup_vmlinux)
 {
 	struct okp_lookup *l = data;
 
@@ -269,12 +269,14 @@ static int okp_lookup_vmlinux(void *data, const char *name, struct module *mod, 
 	return 0;
 }
 
-static int okp_lookup_module(void *data, const char *name, struct module *mod, unsigned long addr)
+static OKP_KSYM_VISITOR(okp_lookup_module)
 {
 	struct okp_lookup *l = data;
 
+#if !OKP_KSYM_NO_MODULE_ARG	/* since 6.2 the walk itself keeps to l->module */
 	if (l->module && (!mod || strcmp(mod->name, l->module)))
 		return 0;
+#endif
 	if (!strcmp(name, l->name))
 		okp_lookup_add(l, addr);
 	return 0;
@@ -307,7 +309,11 @@ int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, si
 	if (!l.module || !strcmp(l.module, "vmlinux"))
 		okp_ksyms.kallsyms_on_each_symbol(okp_lookup_vmlinux, &l);
 	if ((!l.module || strcmp(l.module, "vmlinux")) && okp_ksyms.module_kallsyms_on_each_symbol)
+#if OKP_KSYM_NO_MODULE_ARG
+		okp_ksyms.module_kallsyms_on_each_symbol(l.module, okp_lookup_module, &l);
+#else
 		okp_ksyms.module_kallsyms_on_each_symbol(okp_lookup_module, &l);
+#endif
 	if (l.count == 0) {
 		snprintf(reason, reason_len, "no text symbol '%s'", symbol);
 		return -ENOENT;
