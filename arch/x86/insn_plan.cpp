@@ -263,7 +263,14 @@ Emulation plan_register_move(const Decoded& d, InsnPlan& plan) {
   const ZydisDecodedOperand* ops = d.operands;
   switch (insn.mnemonic) {
     case ZYDIS_MNEMONIC_NOP:
-      return Emulation::kNop;
+      // 90 and 0f 1f (nopw/nopl, the padding compilers and the kernel's patching emit). Zydis
+      // also names reserved-NOP hint space NOP (0f 0d with a register operand, 0f 18 /4..7,
+      // 0f 19..1e), which CPUs may decode otherwise: 0f 0d ff is #UD on AMD (found by
+      // tests/fuzz/fuzz_emulate_diff). Those run from the slot, where the CPU decides.
+      if ((insn.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && insn.opcode == 0x90) ||
+          (insn.opcode_map == ZYDIS_OPCODE_MAP_0F && insn.opcode == 0x1f))
+        return Emulation::kNop;
+      break;
     case ZYDIS_MNEMONIC_MOV: {
       if (insn.operand_count_visible != 2 || ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER) break;
       bool dst32 = false, src32 = false;
@@ -343,6 +350,12 @@ ErrorOr<void> plan_emulation(const Decoded& d, okp_addr_t addr, InsnPlan& plan) 
     e = Emulation::kCallRel;
     plan.rel_target = static_cast<i64>(relative_target(insn, addr));
   } else if (one_byte && op >= 0xe0 && op <= 0xe3) {
+    // A rep prefix on loope/loopne picks the ZF condition on AMD (f3 e0 runs as loope, f2 e1
+    // as loopne; found by tests/fuzz/fuzz_emulate_diff on an AMD host). Compilers never
+    // emit one: refused rather than emulated one vendor's way.
+    for (u8 i = 0; i < insn.raw.prefix_count; ++i)
+      if (insn.raw.prefixes[i].value == 0xf2 || insn.raw.prefixes[i].value == 0xf3)
+        return Error(Errno::kInval, "cannot emulate a rep-prefixed loop/jrcxz (vendor-specific)");
     e = Emulation::kLoop;
     plan.cond = op & 0x03;
     plan.addr32 = insn.address_width == 32;  // 0x67: the count register is ecx
@@ -369,11 +382,19 @@ ErrorOr<void> plan_emulation(const Decoded& d, okp_addr_t addr, InsnPlan& plan) 
     return {};
   }
 
-  // Near branches are 64-bit in long mode whatever the prefixes (Zydis decodes Intel's rule);
-  // anything else would truncate rip and is refused rather than guessed at.
+  // Near branches are 64-bit in long mode on Intel whatever the prefixes (Zydis decodes
+  // Intel's rule); anything else would truncate rip and is refused rather than guessed at.
   if (e != Emulation::kPushf && e != Emulation::kPopf && e != Emulation::kCli &&
       e != Emulation::kSti && insn.operand_width != 64)
     return Error(Errno::kInval, "cannot emulate a branch with a 16-bit operand size");
+  // On AMD a 66 prefix does make a near branch 16-bit: rip truncated to 16 bits, rel16 for
+  // jcc/jmp/call rel (66 0f 8x is 5 bytes there, 7 on Intel), a 16-bit return address. Found
+  // by tests/fuzz/fuzz_emulate_diff on an AMD host: 66 0f 81 rel32 was emulated as a 64-bit
+  // jno while the CPU jumped to a 16-bit ip. Compilers never emit it: refused on both.
+  if (e != Emulation::kPushf && e != Emulation::kPopf && e != Emulation::kCli &&
+      e != Emulation::kSti && (insn.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE))
+    return Error(Errno::kInval, "cannot emulate a branch with an operand-size prefix (16-bit on "
+                 "AMD, ignored on Intel)");
   plan.emulation = e;
   return {};
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arch/x86/detour_region.h"
+#include "x86_plan_test_helpers.h"
 
 namespace {
 
@@ -58,6 +59,50 @@ TEST(X86FuzzRegressions, AddOfMinusTwoGiBToRspIsNotAPop) {
   const std::vector<okp::u8> ok = {0x48, 0x83, 0xec, 0x18, 0x48, 0x89, 0xf8,
                                    0x48, 0x83, 0xc4, 0x18, 0xff, 0xe0};
   EXPECT_EQ(refusal(ok, 0), "accepted");
+}
+
+// fuzz_emulate_diff (on an AMD host): 66 0f 81 rel32 was emulated as a 64-bit jno with a
+// rel32, while AMD runs 66 0f 81 rel16 (5 bytes) and truncates rip to 16 bits. A 66 prefix on
+// any emulated branch is now refused: its meaning depends on the vendor.
+TEST(X86FuzzRegressions, BranchWithOperandSizePrefixIsRefused) {
+  using namespace x86_plan_test;
+  for (const Code& c : {Code{0x66, 0x0f, 0x81, 0x10, 0x00, 0x0f, 0x0b}, Code{0x66, 0x74, 0x10},
+                        Code{0x66, 0xe8, 0x00, 0x01, 0x00, 0x00}, Code{0x66, 0xe9, 0x00, 0x01, 0x00, 0x00},
+                        Code{0x66, 0xeb, 0x10}, Code{0x66, 0xc3}, Code{0x66, 0xc2, 0x08, 0x00},
+                        Code{0x66, 0xff, 0xe0}, Code{0x66, 0xff, 0x10}, Code{0x66, 0xe2, 0x10}}) {
+    const char* reason = nullptr;
+    EXPECT_EQ(plan_errno(c, &reason), -22) << "first bytes " << std::hex << int(c.bytes[1]);
+  }
+  // The forms compilers emit are emulated as before, rep ret included.
+  EXPECT_EQ(plan_ok({0x0f, 0x81, 0x10, 0x00, 0x00, 0x00}).emulation, Emulation::kJcc);
+  EXPECT_EQ(plan_ok({0xe8, 0x00, 0x01, 0x00, 0x00}).emulation, Emulation::kCallRel);
+  EXPECT_EQ(plan_ok({0xf3, 0xc3}).emulation, Emulation::kRet);
+  EXPECT_EQ(plan_ok({0x3e, 0xff, 0xe0}).emulation, Emulation::kJmpIndirect);  // notrack jmp
+}
+
+// fuzz_emulate_diff (AMD host): f3 e0 (rep loopne) ran as loope on the CPU, f2 e1 as loopne;
+// okprobes emulated the opcode's condition. Rep-prefixed loops are refused.
+TEST(X86FuzzRegressions, RepPrefixedLoopIsRefused) {
+  using namespace x86_plan_test;
+  for (const Code& c : {Code{0xf3, 0xe0, 0x10}, Code{0xf2, 0xe1, 0x10}, Code{0xf3, 0xe2, 0x10},
+                        Code{0xf2, 0xe3, 0x10}, Code{0x67, 0xf3, 0xe0, 0x10}})
+    EXPECT_EQ(plan_errno(c), -22);
+  EXPECT_EQ(plan_ok({0xe0, 0x10}).emulation, Emulation::kLoop);
+  EXPECT_EQ(plan_ok({0x67, 0xe3, 0x10}).emulation, Emulation::kLoop);
+  EXPECT_EQ(plan_ok({0xf3, 0x74, 0x10}).emulation, Emulation::kJcc);  // the CPU agrees there
+}
+
+// fuzz_emulate_diff (AMD host): 0f 0d ff, which Zydis names NOP (reserved-NOP space), is #UD
+// on the CPU but was emulated as a nop. Only 90 and 0f 1f are emulated nops now; the rest run
+// from the slot, where the CPU itself decides.
+TEST(X86FuzzRegressions, OnlyRealNopsAreEmulatedAsNops) {
+  using namespace x86_plan_test;
+  EXPECT_EQ(plan_ok({0x0f, 0x0d, 0xff}).emulation, Emulation::kNone);
+  EXPECT_EQ(plan_ok({0x90}).emulation, Emulation::kNop);
+  EXPECT_EQ(plan_ok({0x66, 0x90}).emulation, Emulation::kNop);
+  EXPECT_EQ(plan_ok({0x0f, 0x1f, 0x44, 0x00, 0x00}).emulation, Emulation::kNop);
+  EXPECT_EQ(plan_ok({0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00}).emulation,
+            Emulation::kNop);
 }
 
 }  // namespace
