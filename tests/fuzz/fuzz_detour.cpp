@@ -175,7 +175,19 @@ void check_region(const FunctionText& fn, okp_addr_t addr, const DetourRegion& r
   }
 }
 
+// What the inputs reached (printed at exit with OKP_FUZZ_STATS=1).
+unsigned long g_regions, g_relocated, g_plans, g_post_plans;
+void print_stats() {
+  std::fprintf(stderr, "fuzz_detour: %lu regions accepted, %lu relocated, %lu detour images "
+               "(and %lu with a post call) checked\n", g_regions, g_relocated, g_plans, g_post_plans);
+}
+
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (std::getenv("OKP_FUZZ_STATS")) std::atexit(print_stats);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   okp_fuzz::Input in{data, size};
@@ -215,11 +227,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     const DetourRegion& r = region.value();
     check_region(fn, addr, r, ext, n_ext);
+    ++g_regions;
     const u8* original = text + (addr - start);
     const okp_addr_t code_addr = buffer + kDetourCopyOffset;
     auto code = relocate_region(r, original, code_addr);
     if (!code.is_error()) {
       CHECK(code.value().length <= kMaxDetourCode);
+      ++g_relocated;
       check_relocation(r, original, code.value().bytes, code.value().length, code_addr, 0,
                        r.count, true);
     } else {
@@ -231,6 +245,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto plan = plan_detour(fn, addr, ext, n_ext, buffer, entry, post_entry);
       if (plan.is_error()) continue;
       const arch::DetourPlan& p = plan.value();
+      ++(post_entry ? g_post_plans : g_plans);
       CHECK(p.size <= arch::kDetourCapacity && p.size > kDetourCopyOffset);
       CHECK(le64(p.image) == addr);
       CHECK(le64(p.image + kDetourFlagsOffset) == (post_entry ? kDetourHasPost : 0));
