@@ -32,6 +32,45 @@ debian_uri() {
     awk '$2 ~ /^bookworm$/ {print $1; exit}' | sed 's|/$||'
 }
 
+# apt-get/apt-cache options for one Debian suite and arch in a private state directory under
+# the cache: the machine's own apt sources are left as they are. apt_suite_init SUITE ARCH
+# sets the array apt_suite_opts (usage: apt-get "${apt_suite_opts[@]}" update).
+apt_suite_init() {
+  local suite=$1 arch=$2 dir=$OKP_CACHE/apt/$1-$2 uri
+  uri=$(debian_uri)
+  [ -n "$uri" ] || { log "no bookworm source in this machine's apt lists"; return 1; }
+  mkdir -p "$dir/lists/partial" "$dir/archives/partial" "$dir/etc"
+  touch "$dir/status"
+  echo "deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main" > "$dir/etc/sources.list"
+  apt_suite_opts=(-o "Dir::State::Lists=$dir/lists" -o "Dir::State::status=$dir/status"
+    -o "Dir::Cache::archives=$dir/archives" -o "Dir::Etc::SourceList=$dir/etc/sources.list"
+    -o "Dir::Etc::SourceParts=/nonexistent" -o "APT::Architecture=$arch" -o "APT::Architectures=$arch"
+    -o "APT::Sandbox::User=root")
+}
+
+# Debian's stock kernels okprobes is tested on, by KERNEL name:
+#   debian          Debian 12's 6.1 (headers installed on this machine, see scripts/setup)
+#   debian-6.12     bookworm-backports' 6.12 (generic amd64 flavour)
+#   debian-6.12-rt  bookworm-backports' 6.12, PREEMPT_RT flavour
+# The 6.12 kernels are unpacked, headers and image, into $OKP_CACHE/stock/<abi>/ by
+# scripts/fetch-stock-kernel (the headers package depends on its image, so it is not installed
+# on this machine). stock_bpo_abi_pattern KERNEL is the glob of that kernel's ABI names.
+stock_bpo_abi_pattern() {
+  case "$1" in
+    debian-6.12) echo '6.12.*+deb12-amd64' ;;
+    debian-6.12-rt) echo '6.12.*+deb12-rt-amd64' ;;
+    *) return 1 ;;
+  esac
+}
+# The newest complete cache entry of a backports stock kernel, or nothing.
+stock_bpo_cached_abi() {
+  local pat d
+  pat=$(stock_bpo_abi_pattern "$1") || return 1
+  for d in "$OKP_CACHE"/stock/$pat; do
+    if [ -f "$d/.okp-complete" ]; then basename "$d"; fi
+  done | sort -V | tail -1
+}
+
 # Canonical arch name (x86_64, arm64, riscv64) from any common spelling.
 okp_arch() {
   case "${1:-x86_64}" in

@@ -23,6 +23,14 @@
 #include <asm/unwind_hints.h>
 
 #include "return_stubs.h"
+/* 6.4 renamed the "undefined stack" hint UNWIND_HINT_EMPTY (an assembler macro) to
+ * UNWIND_HINT_UNDEFINED (a cpp one). */
+#include <linux/version.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#define OKP_UNWIND_HINT_UNDEFINED UNWIND_HINT_UNDEFINED
+#else
+#define OKP_UNWIND_HINT_UNDEFINED UNWIND_HINT_EMPTY
+#endif
 #define OKP_PT_REGS_SIZE (21 * 8)
 
 	/* .kprobes.text: the kernel's kprobes refuse it (see core/hit_path.h). */
@@ -33,7 +41,7 @@ okp_return_stubs:
 	.set okp_stub_index, 0
 	.rept OKP_RET_STUBS
 	.balign OKP_RET_STUB_SIZE, 0xcc
-	UNWIND_HINT_EMPTY
+	OKP_UNWIND_HINT_UNDEFINED
 	ANNOTATE_NOENDBR
 	pushq $okp_stub_index
 	jmp okp_return_common
@@ -45,7 +53,7 @@ okp_return_stubs_end:
 
 /* [rsp] = the stub's index, in the slot that held the return address (sp after ret - 8). */
 okp_return_common:
-	UNWIND_HINT_EMPTY
+	OKP_UNWIND_HINT_UNDEFINED
 	ANNOTATE_NOENDBR
 	subq $OKP_PT_REGS_SIZE, %rsp
 	movq %r15, 0*8(%rsp)

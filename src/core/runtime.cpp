@@ -5,6 +5,7 @@
 #include "core/registry.h"
 #include "seam/okp_seam.h"
 
+extern "C" void __cxa_pure_virtual();  // declared for -Wmissing-declarations (6.8+ kernels)
 extern "C" void __cxa_pure_virtual() {
   okp_seam_invariant_failed("pure virtual function called", __FILE__, __LINE__);
   __builtin_trap();

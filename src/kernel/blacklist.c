@@ -12,8 +12,28 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
+#include <linux/version.h>
 
 #include "okp_glue.h"
+
+/* okprobes' own core text: 6.4 split struct module's core_layout into mem[MOD_*]. */
+static unsigned long okp_own_text_start(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return (unsigned long)THIS_MODULE->mem[MOD_TEXT].base;
+#else
+	return (unsigned long)THIS_MODULE->core_layout.base;
+#endif
+}
+
+static unsigned long okp_own_text_end(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return okp_own_text_start() + THIS_MODULE->mem[MOD_TEXT].size;
+#else
+	return okp_own_text_start() + THIS_MODULE->core_layout.text_size;
+#endif
+}
 
 /*
  * Functions on okprobes' trap path or that it calls from there: the int3 entry and its
@@ -70,7 +90,7 @@ static void okp_blacklist_range(unsigned long start, unsigned long end, const ch
 		okp_core_blacklist_add(start, end, name, source, owner);
 }
 
-static int okp_builtin_visit(void *data, const char *name, struct module *mod, unsigned long addr)
+static OKP_KSYM_VISITOR(okp_builtin_visit)
 {
 	if (okp_builtin_match(name))
 		okp_blacklist_symbol(addr, "built-in", NULL);
@@ -92,7 +112,7 @@ struct okp_kbl {
 	unsigned int added;
 };
 
-static int okp_kbl_collect(void *data, const char *name, struct module *mod, unsigned long addr)
+static OKP_KSYM_VISITOR(okp_kbl_collect)
 {
 	struct okp_kbl *kbl = data;
 
@@ -109,7 +129,7 @@ static int okp_cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int okp_kbl_apply(void *data, const char *name, struct module *mod, unsigned long addr)
+static OKP_KSYM_VISITOR(okp_kbl_apply)
 {
 	struct okp_kbl *kbl = data;
 	char base[KSYM_NAME_LEN];
@@ -161,7 +181,7 @@ struct okp_resolve {
 	unsigned int n;
 };
 
-static int okp_resolve_visit(void *data, const char *name, struct module *mod, unsigned long addr)
+static OKP_KSYM_VISITOR(okp_resolve_visit)
 {
 	struct okp_resolve *r = data;
 	unsigned int i;
@@ -231,10 +251,7 @@ int okp_blacklist_init(void)
 	okp_blacklist_range(k->__softirqentry_text_start, k->__softirqentry_text_end,
 			    ".softirqentry.text", ".softirqentry.text", NULL);
 	/* okprobes itself: every function of it may run on the trap path. */
-	okp_blacklist_range((unsigned long)THIS_MODULE->core_layout.base,
-			    (unsigned long)THIS_MODULE->core_layout.base +
-				    THIS_MODULE->core_layout.text_size,
-			    "okprobes", "okprobes", NULL);
+	okp_blacklist_range(okp_own_text_start(), okp_own_text_end(), "okprobes", "okprobes", NULL);
 	k->kallsyms_on_each_symbol(okp_builtin_visit, NULL);
 	return okp_blacklist_trap_path();
 }

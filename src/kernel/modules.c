@@ -47,9 +47,15 @@ struct okp_module_walk {
 	unsigned int count;
 };
 
-static int okp_module_visit(void *data, const char *name, struct module *mod, unsigned long addr)
+static OKP_KSYM_VISITOR(okp_module_visit)
 {
 	struct okp_module_walk *walk = data;
+#if OKP_KSYM_NO_MODULE_ARG
+	/* The walk holds module_mutex: the module of a text symbol stays. (Data symbols have
+	 * none here; every module with text has a text symbol too.) */
+	struct module *mod = okp_ksyms.__module_text_address ?
+		okp_ksyms.__module_text_address(addr) : NULL;
+#endif
 
 	if (!mod || mod == walk->last || mod == THIS_MODULE)
 		return 0;
@@ -72,7 +78,11 @@ int okp_modules_init(void)
 		unregister_module_notifier(&okp_module_nb);
 		return -ENOMEM;
 	}
+#if OKP_KSYM_NO_MODULE_ARG
+	okp_ksyms.module_kallsyms_on_each_symbol(NULL, okp_module_visit, &walk);
+#else
 	okp_ksyms.module_kallsyms_on_each_symbol(okp_module_visit, &walk);
+#endif
 	for (i = 0; i < walk.count; i++) {
 		okp_blacklist_module(walk.pinned[i]);
 		module_put(walk.pinned[i]);

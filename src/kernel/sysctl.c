@@ -7,10 +7,18 @@
 #define pr_fmt(fmt) "okprobes: " fmt
 
 #include <linux/sysctl.h>
+#include <linux/version.h>
 
 #include "okp_glue.h"
 
-static int okp_optimization_handler(struct ctl_table *table, int write, void *buffer,
+/* 6.11 made the table a handler gets const. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define OKP_CTL_TABLE const struct ctl_table
+#else
+#define OKP_CTL_TABLE struct ctl_table
+#endif
+
+static int okp_optimization_handler(OKP_CTL_TABLE *table, int write, void *buffer,
 				    size_t *lenp, loff_t *ppos)
 {
 	int value = okp_core_optimization();
@@ -33,7 +41,11 @@ static struct ctl_table okp_sysctl_table[] = {
 		.mode = 0644,
 		.proc_handler = okp_optimization_handler,
 	},
+	/* Since 6.6 register_sysctl() takes the table's size; 6.11 checks every entry of it, so
+	 * an empty sentinel there fails the registration. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
 	{}
+#endif
 };
 
 static struct ctl_table_header *okp_sysctl_header;

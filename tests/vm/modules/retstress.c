@@ -39,6 +39,9 @@ static DECLARE_COMPLETION(okp_rs_exited);
 
 /* okp_rs_inner(x) = 3x; okp_rs_fn(x) = 3x + 7. Global, noinline and noclone: the probed
  * addresses are the ones every call goes through. */
+unsigned long okp_rs_inner(unsigned long x);
+unsigned long okp_rs_fn(unsigned long x, unsigned long mode);
+
 noinline __noclone unsigned long okp_rs_inner(unsigned long x)
 {
 	barrier();

@@ -7,6 +7,7 @@
  */
 #include <linux/build_bug.h>
 #include <linux/stddef.h>
+#include <linux/version.h>
 #include <asm/ptrace.h>
 
 #include "seam/okp_seam.h"
@@ -21,7 +22,17 @@ OKP_SAME_FIELD(r15, r15); OKP_SAME_FIELD(bx, bx); OKP_SAME_FIELD(ax, ax);
 OKP_SAME_FIELD(cx, cx); OKP_SAME_FIELD(dx, dx); OKP_SAME_FIELD(si, si);
 OKP_SAME_FIELD(di, di); OKP_SAME_FIELD(r8, r8); OKP_SAME_FIELD(r9, r9);
 OKP_SAME_FIELD(orig_ax, orig_ax); OKP_SAME_FIELD(ip, ip); OKP_SAME_FIELD(flags, flags);
-OKP_SAME_FIELD(sp, sp); OKP_SAME_FIELD(ss, ss);
+OKP_SAME_FIELD(sp, sp);
+/* 6.9 (FRED) made cs and ss u16 views of the whole 8-byte slots csx and ssx. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+OKP_SAME_FIELD(cs, csx); OKP_SAME_FIELD(ss, ssx);
+#define OKP_PT_CS_FIELD csx
+#define OKP_PT_SS_FIELD ssx
+#else
+OKP_SAME_FIELD(cs, cs); OKP_SAME_FIELD(ss, ss);
+#define OKP_PT_CS_FIELD cs
+#define OKP_PT_SS_FIELD ss
+#endif
 
 /* The frame detour_entry.S builds, by offsets an assembly file can use. */
 #define OKP_SAME_OFFSET(ours, theirs) \
@@ -32,8 +43,8 @@ OKP_SAME_OFFSET(OKP_PT_R11, r11); OKP_SAME_OFFSET(OKP_PT_R10, r10); OKP_SAME_OFF
 OKP_SAME_OFFSET(OKP_PT_R8, r8); OKP_SAME_OFFSET(OKP_PT_AX, ax); OKP_SAME_OFFSET(OKP_PT_CX, cx);
 OKP_SAME_OFFSET(OKP_PT_DX, dx); OKP_SAME_OFFSET(OKP_PT_SI, si); OKP_SAME_OFFSET(OKP_PT_DI, di);
 OKP_SAME_OFFSET(OKP_PT_ORIG_AX, orig_ax); OKP_SAME_OFFSET(OKP_PT_IP, ip);
-OKP_SAME_OFFSET(OKP_PT_CS, cs); OKP_SAME_OFFSET(OKP_PT_FLAGS, flags);
-OKP_SAME_OFFSET(OKP_PT_SP, sp); OKP_SAME_OFFSET(OKP_PT_SS, ss);
+OKP_SAME_OFFSET(OKP_PT_CS, OKP_PT_CS_FIELD); OKP_SAME_OFFSET(OKP_PT_FLAGS, flags);
+OKP_SAME_OFFSET(OKP_PT_SP, sp); OKP_SAME_OFFSET(OKP_PT_SS, OKP_PT_SS_FIELD);
 static_assert(OKP_PT_SIZE == sizeof(struct pt_regs), "OKP_PT_SIZE is not sizeof(struct pt_regs)");
 static_assert(OKP_CPU_TASK == offsetof(struct okp_cpu_state, task) &&
 	      sizeof(((struct okp_cpu_state *)0)->task) == 8, "OKP_CPU_TASK is not okp_cpu_state.task");
