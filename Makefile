@@ -20,6 +20,10 @@ BUILD ?= $(OKP_ROOT)/build/$(OKP_ARCH)-$(KERNEL)
 OKP_KARCH := $(shell . $(OKP_ROOT)/scripts/lib.sh && kbuild_arch $(OKP_ARCH))
 OKP_CROSS := $(shell . $(OKP_ROOT)/scripts/lib.sh && cross_compile $(OKP_ARCH))
 KMAKE = $(MAKE) -C "$$kdir" ARCH=$(OKP_KARCH) CROSS_COMPILE=$(OKP_CROSS) OKP_ROOT=$(OKP_ROOT) OKP_CACHE=$(OKP_CACHE)
+# Modules with C++ objects get no BTF: pahole (1.24, the one Debian's 6.12 kernel was built
+# with) cannot encode C++ DWARF (templates, rvalue references) and fails the link. Kernels
+# whose headers ship no vmlinux (6.1) skip module BTF anyway. Client modules in C keep theirs.
+OKP_NO_BTF := CONFIG_DEBUG_INFO_BTF_MODULES=
 
 .PHONY: all module samples kunit-module test-modules print-kdir setup run check stress coverage host-test bench fuzz clean
 all: module samples
@@ -32,7 +36,7 @@ setup:
 module: setup
 	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
 	$(OKP_ROOT)/scripts/shadow-tree $(BUILD) && \
-	$(KMAKE) M=$(BUILD) modules 2>&1 | tee $(BUILD)/build.log; exit $${PIPESTATUS[0]}
+	$(KMAKE) $(OKP_NO_BTF) M=$(BUILD) modules 2>&1 | tee $(BUILD)/build.log; exit $${PIPESTATUS[0]}
 
 # Client modules are built exactly as docs/client-modules.md says.
 samples: module
@@ -41,7 +45,7 @@ samples: module
 
 kunit-module: module
 	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
-	$(KMAKE) M=$(BUILD)/tests/kunit OKPROBES=$(OKP_ROOT) KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
+	$(KMAKE) $(OKP_NO_BTF) M=$(BUILD)/tests/kunit OKPROBES=$(OKP_ROOT) KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
 
 # Modules the guest scripts drive (tests/vm/modules), built as clients too.
 test-modules: module
