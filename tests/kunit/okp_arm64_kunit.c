@@ -424,6 +424,71 @@ static void okp_a64_breakpoint_redirect(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, okp_a64_skip(1, 0), 102L);
 }
 
+/*
+ * Re-entry: a pre_handler that calls a function probed by another probe. The inner hit runs no
+ * handler and counts a re-entry miss, but its instruction still runs (stepped from the slot
+ * or simulated, inside the outer probe's own BRK exception), so the inner call's result is
+ * exact; the outer function computes as without probes.
+ */
+struct okp_a64_reentry_probe {
+	struct okp_kprobe kp;
+	long (*inner)(long a, long b);
+	long inner_result;
+	unsigned int pre;
+};
+
+static int okp_a64_reentry_pre(struct okp_kprobe *kp, struct pt_regs *regs)
+{
+	struct okp_a64_reentry_probe *p = container_of(kp, struct okp_a64_reentry_probe, kp);
+
+	p->pre++;
+	if (p->inner)
+		p->inner_result = p->inner(3, 4);
+	return 0;
+}
+
+static void okp_a64_reentry(struct kunit *test)
+{
+	static const struct {
+		const u8 *outer_insn, *inner_insn;
+		long (*outer)(long a, long b), (*inner)(long a, long b);
+		long inner_expect;
+	} cases[] = {
+		/* stepped outer, stepped inner: a step slot inside the outer's exception */
+		{ okp_a64_flags_insn, okp_a64_alu_insn, okp_a64_flags, okp_a64_alu, 3 + 4 * 4 },
+		/* stepped outer, simulated inner */
+		{ okp_a64_alu_insn, okp_a64_cbz_insn, okp_a64_alu, okp_a64_cbz, 5 },
+		/* simulated outer, stepped inner */
+		{ okp_a64_cbz_insn, okp_a64_alu_insn, okp_a64_cbz, okp_a64_alu, 3 + 4 * 4 },
+	};
+	struct okp_a64_reentry_probe *p = kunit_kzalloc(test, 2 * sizeof(*p), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		long want = cases[i].outer(1, 2);
+
+		memset(p, 0, 2 * sizeof(*p));
+		p[0].kp.addr = (void *)cases[i].outer_insn;
+		p[0].kp.pre_handler = okp_a64_reentry_pre;
+		p[0].inner = cases[i].inner;
+		p[1].kp.addr = (void *)cases[i].inner_insn;
+		p[1].kp.pre_handler = okp_a64_reentry_pre;
+		KUNIT_ASSERT_EQ(test, okp_register_kprobe(&p[0].kp), 0);
+		KUNIT_ASSERT_EQ(test, okp_register_kprobe(&p[1].kp), 0);
+		KUNIT_EXPECT_EQ_MSG(test, cases[i].outer(1, 2), want, "case %u", i);
+		KUNIT_EXPECT_EQ(test, p[0].pre, 1U);
+		KUNIT_EXPECT_EQ_MSG(test, p[0].inner_result, cases[i].inner_expect, "case %u", i);
+		KUNIT_EXPECT_EQ(test, p[1].pre, 0U);
+		KUNIT_EXPECT_EQ(test, p[1].kp.nmissed_by[OKP_MISS_REENTRY], 1UL);
+		/* Outside the handler the inner probe hits normally. */
+		KUNIT_EXPECT_EQ(test, cases[i].inner(3, 4), cases[i].inner_expect);
+		KUNIT_EXPECT_EQ(test, p[1].pre, 1U);
+		okp_unregister_kprobe(&p[1].kp);
+		okp_unregister_kprobe(&p[0].kp);
+	}
+}
+
 static struct kunit_case okp_a64_cases_list[] = {
 	KUNIT_CASE_PARAM(okp_a64_insn_class, okp_a64_case_gen_params),
 	KUNIT_CASE(okp_a64_store_side_effect),
@@ -431,6 +496,7 @@ static struct kunit_case okp_a64_cases_list[] = {
 	KUNIT_CASE(okp_a64_ftrace_entry),
 	KUNIT_CASE(okp_a64_ftrace_redirect),
 	KUNIT_CASE(okp_a64_breakpoint_redirect),
+	KUNIT_CASE(okp_a64_reentry),
 	{}
 };
 
