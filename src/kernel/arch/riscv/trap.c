@@ -5,7 +5,13 @@
  * ebreak, but only when it is built with CONFIG_KGDB. Without it an ebreak nobody claims goes
  * straight to report_bug() and, not being a BUG/WARN site, to die(): so on such a kernel no
  * breakpoint of okprobes' may ever be written, and every mid-function probe is refused with
- * that reason at registration (function-entry probes still go through ftrace). The notifier
+ * that reason at registration (function-entry probes still go through ftrace).
+ *
+ * With CONFIG_UPROBES, 6.1's do_trap_break() also hands every ebreak, kernel-mode ones
+ * included, to uprobe_breakpoint_handler() before the die notifiers; that claims it for any task
+ * whose mm has uprobes (MMF_HAS_UPROBES) without moving epc, so such a task reaching an
+ * okprobes breakpoint in the kernel would trap on it forever. Mid-function probes are refused
+ * there too, with that reason. The notifier
  * runs with interrupts off (the kernel's entry keeps them off for a breakpoint exception): the
  * core does the rest without locks (src/core/hit.cpp).
  */
@@ -13,6 +19,7 @@
 
 #include <linux/kdebug.h>
 #include <linux/kprobes.h>
+#include <linux/moduleparam.h>
 #include <linux/notifier.h>
 #include <linux/printk.h>
 #include <linux/ptrace.h>
@@ -22,7 +29,22 @@
 
 void okp_riscv_set_no_breakpoint_trap(const char *reason);
 
-#ifdef CONFIG_KGDB
+/* A test knob: load as if this kernel had no KGDB, to prove the degraded mode on a kernel that
+ * has it (tests/vm/scripts/probes_riscv.sh). */
+static bool simulate_no_kgdb;
+module_param(simulate_no_kgdb, bool, 0444);
+MODULE_PARM_DESC(simulate_no_kgdb, "1: refuse breakpoint probes as on a kernel without KGDB (testing)");
+
+/* Static strings: the core keeps the pointer and refuses every mid-function probe with it. */
+static const char okp_reason_no_kgdb[] =
+	"no breakpoint probes: without CONFIG_KGDB, this kernel's do_trap_break never passes "
+	"an ebreak to a module (function entries use ftrace)";
+static const char okp_reason_uprobes[] =
+	"no breakpoint probes: with CONFIG_UPROBES, do_trap_break gives kernel ebreaks to "
+	"uprobes first, looping a uprobed task on them (function entries use ftrace)";
+
+static bool okp_die_registered;
+
 /* notrace: the hit path is neither probed nor traced (a tracer here would run per hit). */
 static int notrace okp_die_notify(struct notifier_block *nb, unsigned long val, void *data)
 {
@@ -52,32 +74,25 @@ okp_addr_t okp_trap_entry_point(void)
 
 int okp_trap_init(void)
 {
-	return register_die_notifier(&okp_die_nb);
+	const char *reason = NULL;
+	int ret;
+
+	if (!IS_ENABLED(CONFIG_KGDB) || simulate_no_kgdb)
+		reason = okp_reason_no_kgdb;
+	else if (IS_ENABLED(CONFIG_UPROBES))
+		reason = okp_reason_uprobes;
+	if (reason) {
+		okp_riscv_set_no_breakpoint_trap(reason);
+		pr_warn("%s%s\n", reason, simulate_no_kgdb ? " [simulated: simulate_no_kgdb=1]" : "");
+		return 0;
+	}
+	ret = register_die_notifier(&okp_die_nb);
+	okp_die_registered = !ret;
+	return ret;
 }
 
 void okp_trap_exit(void)
 {
-	unregister_die_notifier(&okp_die_nb);
+	if (okp_die_registered)
+		unregister_die_notifier(&okp_die_nb);
 }
-#else
-okp_addr_t okp_trap_entry_point(void)
-{
-	return 0;
-}
-
-int okp_trap_init(void)
-{
-	static const char reason[] =
-		"this riscv64 kernel is built without CONFIG_KGDB, so a kernel-mode ebreak never "
-		"reaches a module (do_trap_break raises DIE_TRAP only with KGDB): only function-entry "
-		"probes (ftrace) work here";
-
-	okp_riscv_set_no_breakpoint_trap(reason);
-	pr_warn("%s\n", reason);
-	return 0;
-}
-
-void okp_trap_exit(void)
-{
-}
-#endif
