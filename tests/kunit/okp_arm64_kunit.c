@@ -489,6 +489,45 @@ static void okp_a64_reentry(struct kunit *test)
 	}
 }
 
+/*
+ * A return probe on an assembly function whose entry is paciasp: its BRK is on the paciasp
+ * (stepped), x30 becomes the stub before the step signs it, autiasp authenticates the stub's
+ * address, and the function returns through the stub to its real caller.
+ */
+static unsigned int okp_a64_pac_returns;
+static long okp_a64_pac_retval;
+
+static int okp_a64_pac_ret(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	okp_a64_pac_returns++;
+	okp_a64_pac_retval = regs_return_value(regs);
+	return 0;
+}
+
+static void okp_a64_return_probe_pac(struct kunit *test)
+{
+	struct okp_kretprobe *rp = kunit_kzalloc(test, sizeof(*rp), GFP_KERNEL);
+	long i;
+
+	KUNIT_ASSERT_NOT_NULL(test, rp);
+	okp_a64_pac_returns = 0;
+	rp->kp.addr = (void *)okp_a64_pac;
+	rp->handler = okp_a64_pac_ret;
+	rp->maxactive = 4;
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kretprobe(rp), 0, "%s", okp_kprobe_reason(&rp->kp));
+	/* Past the bti c: the entry probe sits on the paciasp itself. */
+	KUNIT_EXPECT_EQ(test, (unsigned long)rp->kp.addr, (unsigned long)okp_a64_paciasp_insn);
+	for (i = 0; i < 5; i++) {
+		KUNIT_EXPECT_EQ(test, okp_a64_pac(i, 0), 3 * i + 8);
+		KUNIT_EXPECT_EQ(test, okp_a64_pac_retval, 3 * i + 8);
+	}
+	KUNIT_EXPECT_EQ(test, okp_a64_pac_returns, 5U);
+	KUNIT_EXPECT_EQ(test, rp->nmissed, 0);
+	okp_unregister_kretprobe(rp);
+	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), 0UL);
+	KUNIT_EXPECT_EQ(test, okp_a64_pac(1, 0), 11L);
+}
+
 static struct kunit_case okp_a64_cases_list[] = {
 	KUNIT_CASE_PARAM(okp_a64_insn_class, okp_a64_case_gen_params),
 	KUNIT_CASE(okp_a64_store_side_effect),
@@ -497,6 +536,7 @@ static struct kunit_case okp_a64_cases_list[] = {
 	KUNIT_CASE(okp_a64_ftrace_redirect),
 	KUNIT_CASE(okp_a64_breakpoint_redirect),
 	KUNIT_CASE(okp_a64_reentry),
+	KUNIT_CASE(okp_a64_return_probe_pac),
 	{}
 };
 
