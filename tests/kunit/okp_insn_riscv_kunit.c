@@ -13,6 +13,7 @@
 #include <linux/kernel.h>
 #include <linux/ptrace.h>
 #include <linux/string.h>
+#include <asm/csr.h>
 #include <okprobes/okprobes.h>
 
 /* What probe_targets_riscv.S says of each target: offsets from the function. */
@@ -222,8 +223,8 @@ static long okp_rv_expected(const struct okp_rv_case *c, const struct okp_rv_cal
 
 static struct {
 	unsigned long pre_hits, post_hits;
-	unsigned long pre_epc, pre_a1;
-	unsigned long post_epc, post_ra, post_t0;
+	unsigned long pre_epc, pre_a1, pre_status;
+	unsigned long post_epc, post_ra, post_t0, post_status;
 } okp_rv_obs;
 
 static int okp_rv_pre(struct okp_kprobe *p, struct pt_regs *regs)
@@ -231,6 +232,7 @@ static int okp_rv_pre(struct okp_kprobe *p, struct pt_regs *regs)
 	okp_rv_obs.pre_hits++;
 	okp_rv_obs.pre_epc = regs->epc;
 	okp_rv_obs.pre_a1 = regs->a1;
+	okp_rv_obs.pre_status = regs->status;
 	return 0;
 }
 
@@ -240,6 +242,7 @@ static void okp_rv_post(struct okp_kprobe *p, struct pt_regs *regs, unsigned lon
 	okp_rv_obs.post_epc = regs->epc;
 	okp_rv_obs.post_ra = regs->ra;
 	okp_rv_obs.post_t0 = regs->t0;
+	okp_rv_obs.post_status = regs->status;
 }
 
 static long okp_rv_word;
@@ -284,6 +287,10 @@ static void okp_rv_run(struct kunit *test, const struct okp_rv_case *c, bool pro
 		if (!post)
 			continue;
 		KUNIT_EXPECT_EQ(test, okp_rv_obs.post_hits, (unsigned long)hits);
+		/* The step ran with interrupts off and gave status back exactly (SPIE: the probed
+		 * code's interrupt enable, on here). */
+		KUNIT_EXPECT_EQ(test, okp_rv_obs.post_status, okp_rv_obs.pre_status);
+		KUNIT_EXPECT_TRUE(test, okp_rv_obs.pre_status & SR_SPIE);
 		switch (call->post) {
 		case OKP_RV_POST1:
 			KUNIT_EXPECT_EQ_MSG(test, okp_rv_obs.post_epc, fn + c->at->post1, "call %u", i);

@@ -29,15 +29,22 @@ bool okp_arch_callable(const char *name, unsigned long fn)
 	return true;
 }
 
+void okp_riscv_set_no_breakpoint_trap(const char *reason);
+
 /*
  * Every breakpoint okprobes writes goes through patch_text_nosync under text_mutex; without
- * them okprobes still loads (function-entry probes use ftrace) and refuses mid-function
- * probes when they would be written (okp_seam_patch_text says -EOPNOTSUPP).
+ * them okprobes still loads (function-entry probes use ftrace) and refuses every mid-function
+ * probe with this reason.
  */
 int okp_arch_symbols_check(void)
 {
-	if (!okp_riscv_patch_text_nosync || !okp_ksyms.text_mutex)
-		pr_warn("the kernel's text patching (patch_text_nosync, text_mutex) is not usable: "
-			"no breakpoint probe can be armed\n");
+	static const char reason[] =
+		"no breakpoint probes: the kernel's text patching (patch_text_nosync, text_mutex) "
+		"is not usable here (function entries use ftrace)";
+
+	if (!okp_riscv_patch_text_nosync || !okp_ksyms.text_mutex) {
+		okp_riscv_set_no_breakpoint_trap(reason);
+		pr_warn("%s\n", reason);
+	}
 	return 0;
 }
