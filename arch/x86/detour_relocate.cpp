@@ -65,7 +65,19 @@ struct Emitter {
     return Error::formatted(Errno::kIlSeq, "not optimized: the region changed at +0x%x", ri.offset);
   if (ri.relative_branch) {
     // jmp rel8/rel32 (eb/e9) or jcc rel8/rel32 (7x / 0f 8x): the condition is the low nibble.
-    const bool conditional = zi.mnemonic != ZYDIS_MNEMONIC_JMP;
+    // Nothing else is re-encoded: Zydis also decodes VEX-encoded Knights Corner mask branches
+    // (c5 48 85 = jknzd k, rel32), which became `jnz` here (found by tests/fuzz/fuzz_detour).
+    const bool legacy = zi.encoding == ZYDIS_INSTRUCTION_ENCODING_LEGACY;
+    const bool jmp = legacy && zi.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
+                     (zi.opcode == 0xeb || zi.opcode == 0xe9);
+    const bool jcc = legacy && ((zi.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && zi.opcode >= 0x70 &&
+                                 zi.opcode <= 0x7f) ||
+                                (zi.opcode_map == ZYDIS_OPCODE_MAP_0F && zi.opcode >= 0x80 &&
+                                 zi.opcode <= 0x8f));
+    if (!jmp && !jcc)
+      return Error::formatted(Errno::kInval, "not optimized: cannot relocate the branch at +0x%x",
+                              ri.offset);
+    const bool conditional = jcc;
     return out.branch(static_cast<u8>(zi.opcode & 0x0f), conditional, ri.target);
   }
   u8 copy[15];

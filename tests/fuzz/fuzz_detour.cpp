@@ -6,8 +6,9 @@
 // Input: a mode byte; the probe's offset in the function (2 bytes); the function's start
 // (mode bit 0: 8 fuzzed bytes, else a kernel text address); the detour buffer (mode bit 1:
 // 8 fuzzed bytes, else near the function); up to 3 exception-table entries (mode bits 2-3,
-// 4 bytes each: insn and fixup offsets); then the function's bytes, exactly as many as the
-// fuzzer gave (so a read past the function is an ASan report).
+// 4 bytes each: insn and fixup offsets); (mode bit 7) a retpoline thunk range; then the
+// function's bytes, exactly as many as the fuzzer gave (so a read past the function is an
+// ASan report).
 //
 // Checked, besides no crash/out-of-bounds/undefined behaviour:
 //  - an accepted region: 1..5 whole instructions, contiguous from the probe address, at least
@@ -122,7 +123,14 @@ void check_relocation(const DetourRegion& region, const u8* original, const u8* 
       CHECK(want == ri.target);
       CHECK(absolute(c, here, &got));
       CHECK(got == want);
-      CHECK(c.insn.mnemonic == o.insn.mnemonic);  // jmp stays jmp, jcc keeps its condition
+      if (c.insn.mnemonic != o.insn.mnemonic) {  // jmp stays jmp, jcc keeps its condition
+        std::fprintf(stderr, "fuzz_detour: branch at +0x%x relocated as another:", ri.offset);
+        for (u8 i = 0; i < ri.length; ++i) std::fprintf(stderr, " %02x", original[ri.offset + i]);
+        std::fprintf(stderr, " ->");
+        for (u8 i = 0; i < c.insn.length; ++i) std::fprintf(stderr, " %02x", code[at + i]);
+        std::fprintf(stderr, "\n");
+        CHECK(c.insn.mnemonic == o.insn.mnemonic);
+      }
       at += c.insn.length;
       continue;
     }
@@ -193,7 +201,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   okp_fuzz::Input in{data, size};
   const u8 mode = in.u8();
   const u16 probe_off = static_cast<u16>(in.u8() | in.u8() << 8);
-  okp_addr_t start = 0xffffffff81100000ul + ((mode >> 4) << 12);
+  okp_addr_t start = 0xffffffff81100000ul + (((mode >> 4) & 7) << 12);
   // Fuzzed, but a function never wraps around the top of the address space.
   if (mode & 1) start = in.u64() & ~0xfffful;
   if (start == 0) start = 0x10000;  // foreign_branch_into's "none" is address 0
@@ -205,11 +213,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const u16 a = static_cast<u16>(in.u8() | in.u8() << 8), b = static_cast<u16>(in.u8() | in.u8() << 8);
     ext[i] = {start + a, start + b};
   }
+  // Mode bit 7: a retpoline thunk range near the function (2 bytes: its offset from the
+  // start, signed; 1 byte: its size in 32-byte units), so jumps to it need the tail-call proof.
+  AddrRange thunk = {};
+  if (mode & 0x80) {
+    const int16_t off = static_cast<int16_t>(in.u8() | in.u8() << 8);
+    thunk.start = start + static_cast<u64>(static_cast<i64>(off));
+    thunk.end = thunk.start + 32 * (1 + (in.u8() & 7));
+  }
   const usize n = in.left() > 4096 ? 4096 : in.left();
   if (n == 0) return 0;
   u8* text = static_cast<u8*>(std::malloc(n));
   std::memcpy(text, data + in.pos, n);
-  const FunctionText fn{start, text, n};
+  FunctionText fn{start, text, n};
+  if (mode & 0x80) {
+    fn.thunks = &thunk;
+    fn.n_thunks = 1;
+  }
   const okp_addr_t addr = start + probe_off % n;
 
   (void)runs_on_past_end(fn);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arch/x86/detour_region.h"
+#include "arch/x86/detour_relocate.h"
 #include "x86_plan_test_helpers.h"
 
 namespace {
@@ -59,6 +60,33 @@ TEST(X86FuzzRegressions, AddOfMinusTwoGiBToRspIsNotAPop) {
   const std::vector<okp::u8> ok = {0x48, 0x83, 0xec, 0x18, 0x48, 0x89, 0xf8,
                                    0x48, 0x83, 0xc4, 0x18, 0xff, 0xe0};
   EXPECT_EQ(refusal(ok, 0), "accepted");
+}
+
+// fuzz_detour: Zydis decodes c5 48 85 rel32 as jknzd (a VEX-encoded Knights Corner mask
+// branch), a relative branch the region check lets through; the relocator re-encoded it as
+// `jnz rel32`, another instruction. Only legacy jmp/jcc are re-encoded now.
+TEST(X86FuzzRegressions, OnlyJmpAndJccAreReencoded) {
+  const std::vector<okp::u8> f = {0xc5, 0x48, 0x85, 0x10, 0x00, 0x00, 0x00,  // jknzd k?, +0x10
+                                  0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+                                  0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xc3};
+  FunctionText fn{kBase, f.data(), f.size()};
+  auto region = okp::x86::check_detour_region(fn, kBase, nullptr, 0);
+  ASSERT_FALSE(region.is_error()) << region.error().reason();
+  auto code = okp::x86::relocate_region(region.value(), f.data(), kBase + 0x1000000);
+  ASSERT_TRUE(code.is_error());
+  EXPECT_NE(std::string(code.error().reason()).find("cannot relocate the branch at +0x0"),
+            std::string::npos) << code.error().reason();
+  // A legacy jnz rel32 still is.
+  const std::vector<okp::u8> g = {0x0f, 0x85, 0x10, 0x00, 0x00, 0x00, 0x90, 0x90, 0x90, 0x90,
+                                  0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+                                  0x90, 0x90, 0xc3};
+  FunctionText gn{kBase, g.data(), g.size()};
+  auto r2 = okp::x86::check_detour_region(gn, kBase, nullptr, 0);
+  ASSERT_FALSE(r2.is_error()) << r2.error().reason();
+  auto c2 = okp::x86::relocate_region(r2.value(), g.data(), kBase + 0x1000000);
+  ASSERT_FALSE(c2.is_error()) << c2.error().reason();
+  EXPECT_EQ(c2.value().bytes[0], 0x0f);
+  EXPECT_EQ(c2.value().bytes[1], 0x85);
 }
 
 // fuzz_emulate_diff (on an AMD host): 66 0f 81 rel32 was emulated as a 64-bit jno with a
