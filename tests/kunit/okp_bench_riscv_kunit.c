@@ -5,7 +5,8 @@
  * one trap for both) and a stepped store (c.sdsp: a trap, the slot, a second trap, for both).
  * okprobes' trap arrives through the die notifier chain after the kernel's kprobes and uprobes
  * handlers have looked (do_trap_break), the kernel's kprobes' first: the difference is what the
- * die-notifier entry costs. The numbers are reported, not asserted (an emulator's timings);
+ * die-notifier entry costs. Also a return probe entered through ftrace, okprobes' stubs
+ * against the kernel's kretprobes. The numbers are reported, not asserted (an emulator's timings);
  * asserted: every hit counted by both, and both probing one function at once (coexistence).
  */
 #include <kunit/test.h>
@@ -93,6 +94,61 @@ static void okp_bench_site(struct kunit *test, const struct okp_bench_site *s)
 						  with_kernel - base) : 0);
 }
 
+/* A return probe on a C function (entry through ftrace), okprobes' stubs against the kernel's
+ * kretprobes (rethook). */
+static noinline long okp_bench_c_fn(long a, long b)
+{
+	barrier();
+	return a + b;
+}
+
+static int okp_bench_okp_ret(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	okp_bench_hits++;
+	return 0;
+}
+
+#ifdef CONFIG_KRETPROBES
+static int okp_bench_kernel_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	okp_bench_hits++;
+	return 0;
+}
+#endif
+
+static void okp_bench_return_case(struct kunit *test)
+{
+	struct okp_kretprobe okp = { .handler = okp_bench_okp_ret, .maxactive = 8 };
+	u64 base, with_okp, with_kernel = 0;
+
+	okp.kp.addr = (okp_kprobe_opcode_t *)okp_bench_c_fn;
+	base = okp_bench_time(okp_bench_c_fn);
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kretprobe(&okp), 0, "%s", okp_kprobe_reason(&okp.kp));
+	KUNIT_EXPECT_TRUE(test, okp.kp.flags & OKP_KPROBE_FLAG_FTRACE);
+	okp_bench_hits = 0;
+	with_okp = okp_bench_time(okp_bench_c_fn);
+	KUNIT_EXPECT_EQ(test, okp_bench_hits, (unsigned long)OKP_BENCH_CALLS * OKP_BENCH_ROUNDS);
+	okp_unregister_kretprobe(&okp);
+#ifdef CONFIG_KRETPROBES
+	{
+		struct kretprobe rp = { .handler = okp_bench_kernel_ret, .maxactive = 8 };
+
+		rp.kp.addr = (kprobe_opcode_t *)okp_bench_c_fn;
+		KUNIT_ASSERT_EQ(test, register_kretprobe(&rp), 0);
+		okp_bench_hits = 0;
+		with_kernel = okp_bench_time(okp_bench_c_fn);
+		KUNIT_EXPECT_EQ(test, okp_bench_hits, (unsigned long)OKP_BENCH_CALLS * OKP_BENCH_ROUNDS);
+		unregister_kretprobe(&rp);
+	}
+#endif
+	kunit_info(test, "return probe via ftrace: a call %llu ns unprobed; a probed call costs %llu "
+		   "ns more with okprobes, %llu ns with the kernel's kretprobes (okprobes/kernel "
+		   "%llu%%)\n", base, with_okp - min(with_okp, base),
+		   with_kernel - min(with_kernel, base),
+		   with_kernel > base ? div64_u64(100 * (with_okp - min(with_okp, base)),
+						  with_kernel - base) : 0);
+}
+
 static void okp_bench_case(struct kunit *test)
 {
 	static const struct okp_bench_site sites[] = {
@@ -145,6 +201,7 @@ static void okp_coexistence_case(struct kunit *test)
 
 static struct kunit_case okp_bench_cases[] = {
 	KUNIT_CASE(okp_bench_case),
+	KUNIT_CASE(okp_bench_return_case),
 #ifdef CONFIG_KPROBES
 	KUNIT_CASE(okp_coexistence_case),
 #endif
