@@ -229,6 +229,15 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
       return Error::formatted(Errno::kInval, "no return probe on %s: %s", info.symbol, unsafe);
   }
 
+  // Function padding (CONFIG_CALL_PADDING, 6.2+): the NOPs before each function, which
+  // kallsyms names __pfx_<function>. Never run as part of a function, and the kernel rewrites
+  // them (call-depth-tracking thunks, FineIBT preambles): blacklisted by name, like every
+  // __pfx_ symbol of vmlinux and of modules (tens of thousands: no range entry each).
+  if (starts_with(info.symbol, "__pfx_"))
+    return Error::formatted(Errno::kInval,
+                            "%#lx is blacklisted: %s [function padding: the kernel rewrites it "
+                            "(call depth tracking, FineIBT)]",
+                            addr, info.symbol);
   if (const BlacklistEntry* b = blacklist_.find(addr, 1)) {
     char origin[160];
     Blacklist::describe(*b, origin, sizeof(origin));

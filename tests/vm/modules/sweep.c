@@ -13,7 +13,8 @@
  * (arch/x86/lib/insn.c and inat.c compiled into this module: a decoder other than okprobes'),
  * then calls okp_register_kprobe at every byte offset with a pre_handler that only counts.
  * Expected: every offset that is not a boundary is refused with -EILSEQ (or, counted apart, as
- * okprobes checks these first: -EINVAL "blacklisted", or -EBUSY because an int3 before it that
+ * okprobes checks these first: -EINVAL "blacklisted" or -EBUSY "static call trampoline" (whole
+ * functions refused before decoding), or -EBUSY because an int3 before it that
  * okprobes cannot explain, e.g. after a call, hides where the instructions are); every boundary is accepted or refused with
  * another errno and a non-empty reason, except that a last instruction whose bytes run past
  * the symbol's end (retbleed_untrain_ret's "test $0xcc,%bl" overlapping the next symbol) may
@@ -602,7 +603,11 @@ static void try_offset(struct sweep_func *f, unsigned int off)
 	count_reason(K_NONBOUNDARY, ret, reason[0] ? reason : "(no reason)", f, off);
 	if (ret == -EILSEQ && reason[0]) {
 		st.nb_ilseq++;
-	} else if (ret == -EINVAL && strstr(reason, "blacklisted")) {
+	} else if ((ret == -EINVAL && strstr(reason, "blacklisted")) ||
+		   (ret == -EBUSY && strstr(reason, "static call trampoline"))) {
+		/* Whole-function refusals, checked before any decoding: the blacklist, and a
+		 * static call's trampoline (__SCT__*, refused by name at every offset; the 6.12
+		 * stock kernel's sample has some). */
 		st.nb_blacklisted++;
 	} else if (ret == -EBUSY && strstr(reason, "hides the instructions before the probe")) {
 		st.nb_hidden++;

@@ -78,6 +78,14 @@ if grep -q ' __rcu_read_lock$' /proc/kallsyms; then  # preemptible RCU: the repo
   check "__rcu_read_lock+0x5 (the probe that crashed Debian's kernel) is refused: trap path" \
     grep -q '^__rcu_read_lock+0x5	-22	.*\[trap path, reached from ' $d/refused
 fi
+if grep -q ' __pfx_kernel_clone$' /proc/kallsyms; then  # 6.2+ function padding (CALL_PADDING)
+  insmod /okp/okprobe_example.ko symbol=__pfx_kernel_clone 2>/dev/null
+  check "function padding (__pfx_kernel_clone) is refused as blacklisted, with the reason" \
+    grep -q '^__pfx_kernel_clone+0x0	-22	.*blacklisted.*function padding' $d/refused
+  insmod /okp/okprobe_example.ko symbol=__pfx_kernel_clone offset=7 2>/dev/null
+  check "... and so is a NOP inside it (__pfx_kernel_clone+0x7)" \
+    grep -q '^__pfx_kernel_clone+0x7	-22	.*function padding' $d/refused
+fi
 insmod /okp/okprobe_example.ko symbol=no_such_symbol_okp 2>/dev/null
 check "an unknown symbol is refused with -ENOENT" grep -q 'no_such_symbol_okp+0x0	-2	' $d/refused
 
