@@ -22,8 +22,9 @@
 // Not run natively: cli/sti (privileged in user mode). Flags given to the CPU are those user
 // mode can set (IF=1, IOPL=0, no TF/AC); rflags are compared on CF PF AF ZF SF DF OF NT ID.
 //
-// Input: the instruction (first byte: its length, 1..15, then the bytes), then registers,
-// flags and choices as little-endian words (zero past the end of the input).
+// Input: the instruction (first byte: how many bytes follow for it, 1..15; the first
+// instruction in them is the one run), then registers, flags and choices as little-endian
+// words (zero past the end of the input).
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -260,19 +261,25 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   okp_fuzz::Input in{data, size};
   if (size < 2) return 0;
-  const usize n = in.u8() % 15 + 1;
+  usize n = in.u8() % 15 + 1;
   if (in.left() < n) return 0;
   u8 bytes[15];
   std::memcpy(bytes, data + in.pos, n);
   in.pos += n;
 
   u8* const page = g_area + kPage;
+  // The instruction is the first one in the n bytes (what follows it is not run).
+  {
+    auto length = plan_insn(0xffffffff81000000ul, bytes, n, 0xffffffff81000000ul);
+    if (length.is_error() || !native_class(length.value().emulation)) return 0;
+    n = length.value().length;
+  }
   const okp_addr_t x = reinterpret_cast<okp_addr_t>(page) + kPage - 2 - n;  // ud2 after it
   // Planned at its real address: the emulation's next-ip and pushes match the CPU's.
   auto first = plan_insn(x, bytes, n, x);
   if (first.is_error() || !native_class(first.value().emulation)) return 0;
   InsnPlan plan = first.value();
-  if (plan.length != n) return 0;  // trailing bytes: the CPU would run them too
+  if (plan.length != n) std::abort();
 
   ZydisDecoder dec;
   ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
