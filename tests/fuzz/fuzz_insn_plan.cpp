@@ -22,6 +22,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <Zydis/Decoder.h>
+#include <Zydis/Utils.h>
+
 #include "arch/x86/decoder.h"
 #include "arch/x86/insn_plan.h"
 #include "fuzz_seam.h"
@@ -71,11 +74,29 @@ void check_slot(const InsnPlan& plan, okp_addr_t addr, const u8* bytes, okp_addr
     end = n + 1;
   }
   for (usize i = end; i < kSlotSize; ++i) CHECK(img[i] == kInt3);
-  // The copy is still the same instruction (length and rip-relative form).
+  // The copy is still the same instruction (length and rip-relative form), and every memory
+  // operand it names from the slot is the one the original names from addr (Zydis' own
+  // reading of both, not plan.disp_offset's).
   auto again = decode(img, n);
   CHECK(!again.is_error());
   CHECK(again.value().length == n);
   CHECK(again.value().rip_relative == plan.rip_relative);
+  ZydisDecoder zd;
+  ZydisDecoderInit(&zd, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+  ZydisDecodedInstruction zo, zc;
+  ZydisDecodedOperand oo[ZYDIS_MAX_OPERAND_COUNT], oc[ZYDIS_MAX_OPERAND_COUNT];
+  CHECK(ZYAN_SUCCESS(ZydisDecoderDecodeFull(&zd, bytes, n, &zo, oo)));
+  CHECK(ZYAN_SUCCESS(ZydisDecoderDecodeFull(&zd, img, n, &zc, oc)));
+  CHECK(zo.mnemonic == zc.mnemonic && zo.operand_count == zc.operand_count);
+  for (u8 i = 0; i < zo.operand_count_visible; ++i) {
+    if (oo[i].type != ZYDIS_OPERAND_TYPE_MEMORY || oo[i].mem.base != ZYDIS_REGISTER_RIP) continue;
+    ZyanU64 a = 0, b = 0;
+    CHECK(ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zo, &oo[i], addr, &a)));
+    CHECK(ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zc, &oc[i], slot, &b)));
+    CHECK(a == b);
+  }
+  for (u8 i = 0; i < zo.operand_count; ++i)  // immediates untouched by the re-aiming
+    if (oo[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) CHECK(oo[i].imm.value.u == oc[i].imm.value.u);
 }
 
 bool is_register_move(Emulation e) {
@@ -155,7 +176,19 @@ void check_emulation(const InsnPlan& plan, okp_addr_t addr, const DecodedInsn& d
   okp_fuzz::clear_readable();
 }
 
+// What the inputs reached (printed at exit with OKP_FUZZ_STATS=1).
+unsigned long g_refused, g_slots, g_boosted, g_rip_slots, g_emulated;
+void print_stats() {
+  std::fprintf(stderr, "fuzz_insn_plan: %lu refused, %lu slots (%lu boosted, %lu rip-relative), "
+               "%lu emulated\n", g_refused, g_slots, g_boosted, g_rip_slots, g_emulated);
+}
+
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (std::getenv("OKP_FUZZ_STATS")) std::atexit(print_stats);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
@@ -183,6 +216,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     CHECK(plan.error().reason() != nullptr && plan.error().reason()[0] != '\0');
     if (plan.error().code() == Errno::kIlSeq) CHECK(dec.is_error() || bytes[0] == kInt3);
     if (dec.is_error()) CHECK(plan.error().code() == Errno::kIlSeq || bytes[0] == kInt3);
+    ++g_refused;
   } else {
     const InsnPlan& p = plan.value();
     CHECK(!dec.is_error());
@@ -195,9 +229,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       CHECK(!dec.value().relative_branch);  // a copy never branches relative to the slot
       check_slot(p, addr, bytes, slot, false);
       if (p.boostable) check_slot(p, addr, bytes, slot, true);
+      ++g_slots;
+      g_boosted += p.boostable;
+      g_rip_slots += p.rip_relative;
     } else {
       CHECK(!p.boostable);
       check_emulation(p, addr, dec.value(), in);
+      ++g_emulated;
     }
   }
   std::free(bytes);
