@@ -189,6 +189,16 @@ bool is_store_exclusive(u32 insn) {
   return !(insn & (1u << 22));
 }
 
+bool branch_back_reaches(okp_addr_t addr, okp_addr_t slot) {
+  const i64 d = static_cast<i64>((addr + kInsnSize) - (slot + kInsnSize));
+  return d >= -(i64{1} << 27) && d < (i64{1} << 27);
+}
+
+u32 branch_back(okp_addr_t addr, okp_addr_t slot) {
+  const i64 d = static_cast<i64>((addr + kInsnSize) - (slot + kInsnSize));
+  return 0x14000000u | (static_cast<u32>(d >> 2) & 0x3ffffff);
+}
+
 bool is_brk(u32 insn, u16* imm) {
   if ((insn & 0xffe0001f) != 0xd4200000) return false;
   *imm = static_cast<u16>(field(insn, 5, 16));

@@ -84,8 +84,15 @@ struct InsnPlan {
                            // kMovReg/kCbz/kAddImm: 4 (32-bit) or 8
   u64 imm = 0;             // kAddImm: the signed addend
   okp_addr_t target = 0;   // branch target, adr result, literal address
+  // kNone: the slot this plan was made for can end in `b <addr + 4>` (within ±128 MiB) instead
+  // of the step BRK, so a probe without a post_handler costs one exception (boosted).
+  bool boostable = false;
   const char* mnemonic = "?";  // static string, for reasons and debugfs
 };
+
+// The `b` from a slot's second word back to the instruction after addr, if in reach.
+bool branch_back_reaches(okp_addr_t addr, okp_addr_t slot);
+u32 branch_back(okp_addr_t addr, okp_addr_t slot);
 
 // Plans the instruction word insn found at addr. The error names the instruction and why.
 ErrorOr<InsnPlan> plan_insn(okp_addr_t addr, u32 insn);

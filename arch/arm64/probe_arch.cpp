@@ -36,7 +36,7 @@ okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start) {
 }
 
 ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
-                             okp_addr_t, RecoverFn recover) {
+                             okp_addr_t slot, RecoverFn recover) {
   if ((addr | func_start) & (arm64::kInsnSize - 1)) {
     const okp_addr_t below = addr & ~okp_addr_t{arm64::kInsnSize - 1};
     return Error::formatted(Errno::kIlSeq,
@@ -102,6 +102,8 @@ ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned lo
                             "clears the exclusive monitor, so the store-exclusive would fail "
                             "forever", plan.value().mnemonic, insn, addr - func_start,
                             open - func_start, open_insn);
+  if (plan.value().sim == arm64::Sim::kNone)
+    plan.value().boostable = slot && arm64::branch_back_reaches(addr, slot);
   return plan;
 }
 

@@ -61,18 +61,20 @@ ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned lo
                              okp_addr_t slot, RecoverFn recover);
 
 inline bool needs_slot(const Plan& plan) { return plan.sim == arm64::Sim::kNone; }
-// No boosting: a slot cannot branch back without a register (b reaches ±128 MiB, and modules
-// may be farther from okprobes), so every stepped instruction ends in the step BRK.
-inline bool boostable(const Plan&) { return false; }
+// Boosted: the slot ends in `b` back (when okprobes' text is within ±128 MiB of the probe, as
+// module text and the kernel's usually are), so a probe without a post_handler takes one
+// exception; the copy then runs with the probed context's own DAIF, as the original would,
+// and may be interrupted or preempted there (the core retires boosted slots after an RCU-tasks
+// grace period). Out of reach, or with a post_handler, the slot ends in the step BRK.
+inline bool boostable(const Plan& plan) { return plan.boostable; }
 inline usize insn_length(const Plan&) { return arm64::kInsnSize; }
 inline const char* mnemonic(const Plan& plan) { return plan.mnemonic; }
 
-inline void build_slot(const Plan& plan, okp_addr_t, const u8* original, okp_addr_t, bool,
-                       u8 (&image)[kSlotSize]) {
+inline void build_slot(const Plan&, okp_addr_t addr, const u8* original, okp_addr_t slot,
+                       bool boost, u8 (&image)[kSlotSize]) {
   for (usize i = 0; i < arm64::kInsnSize; ++i) image[i] = original[i];
-  (void)plan;
-  constexpr u32 step = arm64::kBrkStep;
-  for (usize i = 0; i < 4; ++i) image[arm64::kInsnSize + i] = static_cast<u8>(step >> (8 * i));
+  const u32 end = boost ? arm64::branch_back(addr, slot) : arm64::kBrkStep;
+  for (usize i = 0; i < 4; ++i) image[arm64::kInsnSize + i] = static_cast<u8>(end >> (8 * i));
 }
 
 // Sends the CPU into the slot with D, A, I and F masked, so that nothing (an interrupt, a

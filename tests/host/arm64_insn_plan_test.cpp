@@ -257,3 +257,19 @@ TEST(Arm64Plan, BreakpointImmediates) {
     EXPECT_FALSE(kBrkStepImm >= r.lo && kBrkStepImm <= r.hi);
   }
 }
+
+TEST(Arm64Plan, BoostedSlotBranchesBack) {
+  // The slot's second word branches to the instruction after the probe.
+  const okp_addr_t slot = kAt + 0x100000;
+  const u32 b = branch_back(kAt, slot);
+  EXPECT_EQ(b & 0xfc000000u, 0x14000000u);
+  EXPECT_EQ(direct_branch_target(slot + 4, b), kAt + 4);
+  EXPECT_EQ(direct_branch_target(kAt - 0x1000 + 4, branch_back(kAt, kAt - 0x1000)), kAt + 4);
+  // b reaches [-128 MiB, +128 MiB - 4] from the slot's second word.
+  EXPECT_TRUE(branch_back_reaches(kAt, kAt + (1ul << 27)));
+  EXPECT_TRUE(branch_back_reaches(kAt, kAt - (1ul << 27) + 4));
+  EXPECT_FALSE(branch_back_reaches(kAt, kAt - (1ul << 27)));
+  EXPECT_FALSE(branch_back_reaches(kAt, kAt + (1ul << 27) + 4));
+  EXPECT_EQ(direct_branch_target(kAt + (1ul << 27) + 4, branch_back(kAt, kAt + (1ul << 27))),
+            kAt + 4);
+}

@@ -1,5 +1,6 @@
-# Guest script (busybox sh), arm64: a probe (pre and post handler) at every 4-byte offset of
-# hot VFS/process functions, one at a time, while both CPUs run a workload through them.
+# Guest script (busybox sh), arm64: a probe at every 4-byte offset of hot VFS/process
+# functions, one at a time, alternately with a pre and a post handler (a slot instruction
+# stepped) and with a pre handler only (boosted), while both CPUs run a workload through them.
 # Each offset must be accepted or refused with a reason in the log; no splat (run-guest).
 # Needs --file okprobe_example.ko. Prints TAP lines; exits non-zero if any check failed.
 n=0 failed=0
@@ -13,23 +14,25 @@ for spec in "vfs_read 0x1c0" "do_sys_openat2 0x114" "kernel_clone 0xc0" "path_op
   set -- $spec; fn=$1; size=$(($2))
   off=0 accepted=0 refused=0 unexplained=0 hits=0
   while [ $off -lt $size ]; do
-    dmesg -c >/dev/null
-    if insmod $ko symbol=$fn offset=$off post=1 2>/dev/null; then
-      load
-      rmmod okprobe_example
-      h=$(dmesg | sed -n 's/.*unregistered after \([0-9]*\) hits.*/\1/p' | tail -1)
-      accepted=$((accepted + 1)); hits=$((hits + ${h:-0}))
-    elif dmesg | grep -q "okprobes: refused probe"; then
-      refused=$((refused + 1))
-    else
-      unexplained=$((unexplained + 1))
-      echo "# $fn+$off: insmod failed without a reason"
-    fi
+    for post in $(( (off / 4) % 2 )); do
+      dmesg -c >/dev/null
+      if insmod $ko symbol=$fn offset=$off post=$post 2>/dev/null; then
+        load
+        rmmod okprobe_example
+        h=$(dmesg | sed -n 's/.*unregistered after \([0-9]*\) hits.*/\1/p' | tail -1)
+        accepted=$((accepted + 1)); hits=$((hits + ${h:-0}))
+      elif dmesg | grep -q "okprobes: refused probe"; then
+        refused=$((refused + 1))
+      else
+        unexplained=$((unexplained + 1))
+        echo "# $fn+$off post=$post: insmod failed without a reason"
+      fi
+    done
     off=$((off + 4))
   done
   n=$((n + 1))
   if [ $unexplained = 0 ] && [ $accepted -gt 0 ] && [ $hits -gt 0 ]; then
-    echo "ok $n - $fn: $accepted offsets probed ($hits hits), $refused refused with a reason"
+    echo "ok $n - $fn: $accepted probes ($hits hits), $refused refused with a reason"
   else
     echo "not ok $n - $fn: $accepted probed ($hits hits), $refused refused, $unexplained unexplained"
     failed=$((failed + 1))
