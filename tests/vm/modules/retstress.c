@@ -73,10 +73,20 @@ static atomic_t running;
 static DECLARE_COMPLETION(threads_done);
 static bool stop;
 
+/* Entry and return handlers run with preemption (or interrupts) off, PREEMPT_RT included. */
+static atomic_long_t preemptible_handlers;
+
+static void note_context(void)
+{
+	if (preemptible())
+		atomic_long_inc(&preemptible_handlers);
+}
+
 static int record_entry(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct okp_rs_data *d = (struct okp_rs_data *)ri->data;
 
+	note_context();
 	d->x = okp_arg(regs, 0);
 	d->magic = OKP_RS_MAGIC;
 	return 0;
@@ -94,6 +104,7 @@ static void check_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs
 {
 	struct okp_rs_data *d = (struct okp_rs_data *)ri->data;
 
+	note_context();
 	if (d->magic != OKP_RS_MAGIC || regs_return_value(regs) != d->x * 3 + add)
 		atomic_long_inc(&wrong_pairs);
 	d->magic = 0;
@@ -261,13 +272,13 @@ static int __init okp_retstress_init(void)
 	       steady.nmissed == 0 && steady.nmissed_by[OKP_RP_MISS_REENTRY] == 0 &&
 	       steady.kp.nmissed == 0 && in_use_before == 0 && in_use_after == 0 &&
 	       atomic_long_read(&wrong_results) == 0 && atomic_long_read(&wrong_pairs) == 0 &&
-	       total >= callers * calls;
-	pr_info("OKP-RETSTRESS: %s calls=%lu exits=%lu steady_entries=%ld steady_returns=%ld reclaimed=%lu peak=%u missed=%d/%lu/%lu wrong_results=%ld wrong_pairs=%ld churn_cycles=%lu churn_returns=%ld stubs_in_use_before=%lu after=%lu ms=%llu\n",
+	       total >= callers * calls && atomic_long_read(&preemptible_handlers) == 0;
+	pr_info("OKP-RETSTRESS: %s calls=%lu exits=%lu steady_entries=%ld steady_returns=%ld reclaimed=%lu peak=%u missed=%d/%lu/%lu wrong_results=%ld wrong_pairs=%ld churn_cycles=%lu churn_returns=%ld stubs_in_use_before=%lu after=%lu ms=%llu preemptible_handlers=%ld\n",
 		pass ? "PASS" : "FAIL", total, exits, entries, returns, reclaimed, steady.peak,
 		steady.nmissed, steady.nmissed_by[OKP_RP_MISS_REENTRY], steady.kp.nmissed,
 		atomic_long_read(&wrong_results), atomic_long_read(&wrong_pairs), cycles,
 		atomic_long_read(&churn_returns), in_use_before, in_use_after,
-		(ktime_get_ns() - start) / 1000000);
+		(ktime_get_ns() - start) / 1000000, atomic_long_read(&preemptible_handlers));
 	return 0;
 }
 

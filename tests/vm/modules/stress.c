@@ -34,20 +34,32 @@ static DECLARE_COMPLETION(callers_done);
 static unsigned long cycles;
 static atomic_long_t total_calls;
 static bool stop;
+/* Handlers run with preemption (or interrupts) off, as the kernel's kprobes' do, on every
+ * path (trap, ftrace, detour) and every preemption model, PREEMPT_RT included. */
+static atomic_long_t preemptible_handlers;
+
+static void note_context(void)
+{
+	if (preemptible())
+		atomic_long_inc(&preemptible_handlers);
+}
 
 static int count_pre(struct okp_kprobe *p, struct pt_regs *regs)
 {
+	note_context();
 	return 0;
 }
 
 static int churn_pre(struct okp_kprobe *p, struct pt_regs *regs)
 {
+	note_context();
 	atomic_long_inc(&churn_hits);
 	return 0;
 }
 
 static void churn_post(struct okp_kprobe *p, struct pt_regs *regs, unsigned long flags)
 {
+	note_context();
 }
 
 static struct okp_kprobe steady = { .pre_handler = count_pre };
@@ -135,10 +147,12 @@ static int __init okp_stress_init(void)
 	elapsed = ktime_get_ns() - start;
 	okp_unregister_kprobe(&steady);
 	pass = !err && steady.nhit == total && steady.nmissed == 0 &&
-	       atomic_long_read(&wrong_results) == 0 && total >= callers * calls;
-	pr_info("OKP-STRESS: %s calls=%lu steady_hits=%lu steady_missed=%lu wrong_results=%ld churn_cycles=%lu churn_hits=%ld ms=%llu\n",
+	       atomic_long_read(&wrong_results) == 0 && total >= callers * calls &&
+	       atomic_long_read(&preemptible_handlers) == 0;
+	pr_info("OKP-STRESS: %s calls=%lu steady_hits=%lu steady_missed=%lu wrong_results=%ld churn_cycles=%lu churn_hits=%ld ms=%llu preemptible_handlers=%ld\n",
 		pass ? "PASS" : "FAIL", total, steady.nhit, steady.nmissed,
-		atomic_long_read(&wrong_results), cycles, atomic_long_read(&churn_hits), elapsed / 1000000);
+		atomic_long_read(&wrong_results), cycles, atomic_long_read(&churn_hits), elapsed / 1000000,
+		atomic_long_read(&preemptible_handlers));
 	return 0;
 }
 
