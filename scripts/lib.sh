@@ -45,7 +45,9 @@ apt_suite_init() {
   apt_suite_opts=(-o "Dir::State::Lists=$dir/lists" -o "Dir::State::status=$dir/status"
     -o "Dir::Cache::archives=$dir/archives" -o "Dir::Etc::SourceList=$dir/etc/sources.list"
     -o "Dir::Etc::SourceParts=/nonexistent" -o "APT::Architecture=$arch" -o "APT::Architectures=$arch"
-    -o "APT::Sandbox::User=root")
+    -o "APT::Sandbox::User=root" -o "APT::Update::Error-Mode=any")
+  # (Error-Mode=any: an index that failed to download fails apt-get update, instead of a
+  # warning and an exit status of 0 that leaves no index behind.)
 }
 
 # Debian's stock kernels okprobes is tested on, by KERNEL name:
