@@ -200,40 +200,6 @@ bool okp_jump_label_in(unsigned long addr, unsigned long len)
 
 #else /* !CONFIG_JUMP_LABEL: no jump labels to hit */
 
-static bool okp_vmlinux_jump_label_in(unsigned long addr, unsigned long len);
-
-/*
- * The index stands in for the kernel's answer only if it gives it: every 128th entry's first
- * and last byte and the byte after it, asked both ways (the kernel's walk is the cost being
- * saved, so a sample). A kernel whose jump table okprobes misreads keeps the kernel's answers.
- */
-static bool okp_jump_label_index_agrees(void)
-{
-	size_t i;
-
-	if (!okp_ksyms.jump_label_text_reserved)
-		return true; /* nothing to compare with; the table itself was read */
-	for (i = 0; i < okp_njump_labels; i += 128) {
-		unsigned long code = okp_ksyms._stext + okp_jump_labels[i].offset;
-		unsigned long probe[] = { code, code + okp_jump_labels[i].size - 1,
-					  code + okp_jump_labels[i].size };
-		unsigned int k;
-
-		for (k = 0; k < ARRAY_SIZE(probe); k++) {
-			bool ours = okp_vmlinux_jump_label_in(probe[k], 1);
-			bool theirs = okp_ksyms.jump_label_text_reserved((void *)probe[k],
-									 (void *)probe[k]);
-
-			if (ours != theirs) {
-				pr_warn("jump label at %pS: index says %d, the kernel %d\n",
-					(void *)probe[k], ours, theirs);
-				return false;
-			}
-		}
-	}
-	return true;
-}
-
 void okp_jump_label_index_init(void)
 {
 }
