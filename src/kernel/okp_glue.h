@@ -55,6 +55,7 @@ struct okp_ksyms {
 	void (*text_poke_sync)(void);
 	int (*alternatives_text_reserved)(void *start, void *end);
 	unsigned long __x86_indirect_thunk_array, __x86_indirect_jump_thunk_array;
+	unsigned long __x86_indirect_its_thunk_array;
 	unsigned long text_mutex;
 	unsigned long kprobe_table;	/* the kernel's kprobes' hash, read-only */
 	unsigned long _stext, _etext, _sinittext, _einittext;

@@ -92,28 +92,48 @@ okp_addr_t okp_detour_post_entry_point(void)
 }
 
 /*
- * The retpoline thunk arrays, found at load; their extents from kallsyms once, on the first
- * plan (registry lock held: the optimizer's plans are serialised by it).
+ * Where an array of thunks ends: its symbol names only its first thunk's start (kallsyms puts
+ * __x86_indirect_thunk_rax at the same address, and sizes are distances to the next symbol),
+ * so the run of __x86_indirect_* symbols from there is walked, one thunk per register.
+ */
+static unsigned long okp_thunks_end(unsigned long start)
+{
+	static const char prefix[] = "__x86_indirect_";
+	unsigned long a = start, s, size;
+	char name[KSYM_NAME_LEN];
+
+	while (okp_symbol_extent(a, name, sizeof(name), &s, &size) && s == a && size &&
+	       !strncmp(name, prefix, sizeof(prefix) - 1))
+		a = s + size;
+	return a;
+}
+
+/*
+ * The retpoline thunk arrays (jump, call-depth and ITS flavours where the kernel has them),
+ * found at load; their extents from kallsyms once, on the first plan (registry lock held: the
+ * optimizer's plans are serialised by it).
  */
 unsigned int okp_seam_indirect_thunks(struct okp_addr_range *out, unsigned int max)
 {
-	static struct okp_addr_range ranges[2];
+	static struct okp_addr_range ranges[3];
 	static unsigned int n = UINT_MAX;
 	unsigned long starts[] = { okp_ksyms.__x86_indirect_thunk_array,
-				   okp_ksyms.__x86_indirect_jump_thunk_array };
+				   okp_ksyms.__x86_indirect_jump_thunk_array,
+				   okp_ksyms.__x86_indirect_its_thunk_array };
 	unsigned int i;
 
+	BUILD_BUG_ON(ARRAY_SIZE(starts) > ARRAY_SIZE(ranges));
 	if (n == UINT_MAX) {
 		n = 0;
 		for (i = 0; i < ARRAY_SIZE(starts); i++) {
-			char name[KSYM_NAME_LEN];
-			unsigned long start, size;
+			unsigned long end = starts[i] ? okp_thunks_end(starts[i]) : 0;
 
-			if (!starts[i] || !okp_symbol_extent(starts[i], name, sizeof(name), &start, &size) ||
-			    start != starts[i] || !size)
-				continue;
-			ranges[n++] = (struct okp_addr_range){ start, start + size };
+			if (end > starts[i])
+				ranges[n++] = (struct okp_addr_range){ starts[i], end };
 		}
+		for (i = 0; i < n; i++)
+			pr_info("jump optimization: retpoline thunks %pS..%pS count as indirect jumps\n",
+				(void *)ranges[i].start, (void *)ranges[i].end);
 	}
 	for (i = 0; i < n && i < max; i++)
 		out[i] = ranges[i];

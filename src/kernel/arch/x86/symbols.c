@@ -53,6 +53,7 @@ static const struct okp_ksym_want okp_x86_wanted[] = {
 	/* Retpolines: a jump to one is an indirect jump (detour.c, the region check). */
 	WANT_DATA(__x86_indirect_thunk_array),
 	WANT_DATA(__x86_indirect_jump_thunk_array),
+	WANT_DATA(__x86_indirect_its_thunk_array),
 };
 
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)
