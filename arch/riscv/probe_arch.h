@@ -142,19 +142,8 @@ constexpr usize kFtraceCallSize = 8;
 inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }
 inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + kFtraceCallSize; }
 
-constexpr bool kJumpOptimization = false;
-constexpr usize kMaxDetourSize = 0;
-inline ErrorOr<DetourPlan> plan_detour(okp_addr_t, okp_addr_t, unsigned long, RecoverFn, okp_addr_t,
-                                       okp_addr_t, okp_addr_t) {
-  return Error(Errno::kOpNotSupp, "not optimized: no jump optimization on riscv64");
-}
-inline okp_addr_t detour_probe_address(okp_addr_t) { return 0; }
-inline bool detour_has_post(okp_addr_t) { return false; }
-inline void end_detour_step(okp_regs*, unsigned long) {}
-inline okp_addr_t detour_post_next_ip(okp_addr_t) { return 0; }
-inline okp_addr_t detour_post_resume(okp_addr_t) { return 0; }
-
 }  // namespace okp::arch
+#include "arch/common/no_jump_optimization.h"
 
 // Set by the glue at load (src/kernel/arch/riscv/trap.c) when the running kernel delivers no
 // breakpoint trap to modules: every mid-function probe is refused with this reason.
