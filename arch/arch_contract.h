@@ -99,7 +99,7 @@ static_assert(sizeof(::okp::arch::kTrapEntryFunctions[0]) == sizeof(const char*)
               "every arch provides okp::arch::kTrapEntryFunctions (names)");
 OKP_ARCH_PROVIDES(direct_branch, ErrorOr<BranchStep> (*)(const u8*, usize, okp_addr_t));
 
-// --- Jump optimization (registration, and [hit] for detour_probe_address) ---------------------
+// --- Jump optimization (registration, and [hit] for detour_site) -------------------------------
 // Whether the arch replaces breakpoints by jumps to detours; where it does not, plan_detour
 // refuses with its reason and nothing else is called.
 OKP_ARCH_CONSTANT(kJumpOptimization, bool);
@@ -109,8 +109,9 @@ static_assert(::okp::arch::kMaxPatchSize <= kJumpCapacity, "DetourPlan has no ro
 OKP_ARCH_PROVIDES(plan_detour, ErrorOr<DetourPlan> (*)(okp_addr_t addr, okp_addr_t func_start,
                                                        unsigned long func_size, RecoverFn recover,
                                                        okp_addr_t buffer, okp_addr_t entry,
-                                                       okp_addr_t post_entry));
-OKP_ARCH_PROVIDES(detour_probe_address, okp_addr_t (*)(okp_addr_t copy));
+                                                       okp_addr_t post_entry, okp_addr_t site));
+// The site argument of plan_detour, from the copy's address (the entry's return address).
+OKP_ARCH_PROVIDES(detour_site, okp_addr_t (*)(okp_addr_t copy));
 // A detour whose copy calls the post entry after its first instruction: the handlers' entry
 // leaves a frame open and interrupts off (begin_step), the post entry ends it.
 OKP_ARCH_PROVIDES(detour_has_post, bool (*)(okp_addr_t copy));

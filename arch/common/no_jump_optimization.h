@@ -13,11 +13,11 @@ namespace okp::arch {
 constexpr bool kJumpOptimization = false;
 constexpr usize kMaxDetourSize = 0;
 inline ErrorOr<DetourPlan> plan_detour(okp_addr_t, okp_addr_t, unsigned long, RecoverFn, okp_addr_t,
-                                       okp_addr_t, okp_addr_t) {
+                                       okp_addr_t, okp_addr_t, okp_addr_t) {
   return Error::formatted(Errno::kOpNotSupp, "not optimized: no jump optimization on %s",
                           OKP_ARCH_NAME);
 }
-inline okp_addr_t detour_probe_address(okp_addr_t) { return 0; }
+inline okp_addr_t detour_site(okp_addr_t) { return 0; }
 inline bool detour_has_post(okp_addr_t) { return false; }
 inline void end_detour_step(okp_regs*, unsigned long) {}
 inline okp_addr_t detour_post_next_ip(okp_addr_t) { return 0; }

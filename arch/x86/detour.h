@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 // The x86-64 detour buffer: what a jump-optimized probe's `jmp rel32` leads to.
 //
-//   buffer+0   the probe address (8 bytes of data: the hit path finds the site by it)
-//   buffer+8   kDetourHasPost when the copy calls the post entry, else 0 (8 bytes)
+//   buffer+0   the probe address (8 bytes of data)
+//   buffer+8   the core's site for the probe (8-aligned), or'ed with kDetourHasPost when the
+//              copy calls the post entry (8 bytes; plan_detour leaves the site 0)
 //   buffer+16  call okp_detour_entry   (saves a pt_regs, runs the handlers, restores; it
 //                                       returns to the copy, or where a handler sent it)
 //   buffer+21  the copy: the region's instructions relocated (detour_relocate.h), then a
@@ -20,10 +21,11 @@
 // saved flags lose IF, begin_step; the post entry restores it), as for a single-step: the CPU
 // cannot change in between.
 //
-// The word before the call names the probe by address, not by a pointer to the core's site:
-// a task preempted between the jump and the handlers may arrive after the probe was
-// unregistered; it then finds no site, runs no handler and resumes in the copy, which lives
-// until a tasks-RCU grace period after the jump is gone. The buffer is okprobes' own read-only
+// The word before the call names the core's site directly, so a hit needs no lookup. A task
+// preempted between the jump and the handlers may arrive after the probe was unregistered:
+// the core keeps the site (its probe list empty then: no handler runs) for as long as it
+// keeps the detour, until a tasks-RCU grace period after the jump is gone
+// (Registry::release_site), and the task resumes in the copy. The buffer is okprobes' own read-only
 // text (the slot area), written through the kernel's text patching: never writable and
 // executable at once.
 #pragma once
@@ -54,6 +56,15 @@ ErrorOr<arch::DetourPlan> plan_detour(const FunctionText& fn, okp_addr_t addr,
 // [hit] The probe a detour serves, from the copy's address (the entry's return address).
 inline okp_addr_t detour_probe_address(okp_addr_t copy) {
   return *reinterpret_cast<const okp_addr_t*>(copy - kDetourCopyOffset);
+}
+
+// The core's site for the probe, in a planned detour's image / [hit] from the copy's address.
+inline void set_detour_site(arch::DetourPlan* plan, okp_addr_t site) {
+  u8* word = plan->image + kDetourFlagsOffset;
+  for (usize i = 0; i < 8; ++i) word[i] |= static_cast<u8>(site >> (8 * i));
+}
+inline okp_addr_t detour_site(okp_addr_t copy) {
+  return *reinterpret_cast<const u64*>(copy - kDetourCopyOffset + kDetourFlagsOffset) & ~kDetourHasPost;
 }
 
 // [hit] Whether the detour's copy calls the post entry (then the handlers' entry leaves

@@ -195,7 +195,7 @@ ErrorOr<void> check_surroundings(const x86::FunctionText& fn, RecoverFn recover,
 
 ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                                 RecoverFn recover, okp_addr_t buffer, okp_addr_t entry,
-                                okp_addr_t post_entry) {
+                                okp_addr_t post_entry, okp_addr_t site) {
   // The whole function is checked: a branch anywhere in it may land in the region.
   if (!func_size)
     return Error(Errno::kInval, "not optimized: the function's size is unknown");
@@ -224,6 +224,7 @@ ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned
                                static_cast<usize>(n), buffer, entry, post_entry);
   if (plan.is_error()) return plan;
   OKP_TRY(check_surroundings(fn, recover, addr, addr + plan.value().region_length));
+  x86::set_detour_site(&plan.value(), site);
   return plan;
 }
 

@@ -131,11 +131,12 @@ constexpr usize kMaxDetourSize = x86::kMaxDetourSize;
 // region at addr against it and its exception-table entries, and relocates it into a detour at
 // buffer calling entry. The error's reason starts "not optimized: ".
 // post_entry: the post handlers' entry when the probe has a post_handler (0: none).
+// site: the core's record of the probe (8-aligned), which detour_site gives back on a hit.
 ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                                 RecoverFn recover, okp_addr_t buffer, okp_addr_t entry,
-                                okp_addr_t post_entry);
-// [hit] The probe address a detour serves, from its copy's address.
-inline okp_addr_t detour_probe_address(okp_addr_t copy) { return x86::detour_probe_address(copy); }
+                                okp_addr_t post_entry, okp_addr_t site);
+// [hit] The site a detour serves, from its copy's address.
+inline okp_addr_t detour_site(okp_addr_t copy) { return x86::detour_site(copy); }
 inline bool detour_has_post(okp_addr_t copy) { return x86::detour_has_post(copy); }
 // The end of a detour's step (post entry): the interrupt flag the entry cleared comes back.
 inline void end_detour_step(okp_regs* regs, unsigned long saved_flags) { regs->flags |= saved_flags; }

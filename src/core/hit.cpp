@@ -41,8 +41,9 @@ OKP_HIT_INLINE void miss_all(const Site& s, okp_miss_cause cause) {
 
 // Runs the pre handlers in registration order. True when one of them redirected execution
 // (returned non-zero): as in kprobes, later handlers and the instruction are skipped.
-// A return probe's entry is called directly, with the task the glue passed in.
-OKP_HIT_INLINE bool run_pre_handlers(const Site& s, okp_regs* regs, const okp_cpu_state* cpu) {
+// A return probe's entry is a pre handler like any other (return_entry): a test for it here
+// would cost every other probe's hit.
+OKP_HIT_INLINE bool run_pre_handlers(const Site& s, okp_regs* regs) {
   auto* pt = reinterpret_cast<pt_regs*>(regs);
   for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) {
     okp_kprobe* kp = r->kp;
@@ -51,10 +52,7 @@ OKP_HIT_INLINE bool run_pre_handlers(const Site& s, okp_regs* regs, const okp_cp
       continue;
     }
     __atomic_fetch_add(&kp->nhit, 1, __ATOMIC_RELAXED);
-    if (kp->pre_handler == return_entry)
-      arm_return(kp, regs, cpu->task);
-    else if (kp->pre_handler && kp->pre_handler(kp, pt))
-      return true;
+    if (kp->pre_handler && kp->pre_handler(kp, pt)) return true;
   }
   return false;
 }
@@ -104,7 +102,7 @@ extern "C" OKP_HIT_PATH int okp_core_on_breakpoint(struct okp_regs* regs, struct
   }
   if (reentry) {
     miss_all(*s, OKP_MISS_REENTRY);
-  } else if (run_pre_handlers(*s, regs, cpu)) {
+  } else if (run_pre_handlers(*s, regs)) {
     pop_frame(cpu);
     return 1;
   }
@@ -154,7 +152,7 @@ extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp
   if (!push_frame(cpu, s, kHandlers)) return;
   okp_addr_t orig_ip = arch::instruction_pointer(regs);
   arch::set_instruction_pointer(regs, arch::ftrace_pre_ip(site_addr));
-  if (run_pre_handlers(*s, regs, cpu)) {
+  if (run_pre_handlers(*s, regs)) {
     if (!ipmodify) {
       // Without IPMODIFY the redirect is not ours to make (livepatch may own it).
       arch::set_instruction_pointer(regs, orig_ip);
@@ -169,15 +167,14 @@ extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp
   pop_frame(cpu);
 }
 
-extern "C" OKP_HIT_PATH void okp_core_on_detour(okp_addr_t copy, struct okp_regs* regs,
-                                                struct okp_cpu_state* cpu) {
-  const okp_addr_t addr = arch::detour_probe_address(copy);
+namespace {
+
+// Every other detour hit: a re-entry (a frame is open on this CPU), or a post handler to run
+// after the copy's first instruction. Out of line, so that the common
+// hit below keeps a short prologue.
+[[gnu::noinline]] OKP_HIT_PATH void on_detour_uncommon(okp_addr_t copy, const Site* s,
+                                                        okp_regs* regs, okp_cpu_state* cpu) {
   const bool post = arch::detour_has_post(copy);
-  // Handlers see what a breakpoint hit shows them (the kprobes convention).
-  arch::restore_trap_ip(regs, addr);
-  // The site is looked up, not remembered: a task preempted on its way here may come after
-  // the probe was unregistered. Then no handler runs; the copy is still there to run.
-  const Site* s = registry().find(addr);
   const bool reentry = cpu->depth > 0;
   okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
   if (!frame) {
@@ -188,7 +185,7 @@ extern "C" OKP_HIT_PATH void okp_core_on_detour(okp_addr_t copy, struct okp_regs
   }
   if (s && reentry) {
     miss_all(*s, OKP_MISS_REENTRY);
-  } else if (s && run_pre_handlers(*s, regs, cpu)) {
+  } else if (s && run_pre_handlers(*s, regs)) {
     pop_frame(cpu);  // redirected: the instruction is skipped, and so are post handlers
     return;
   }
@@ -199,6 +196,35 @@ extern "C" OKP_HIT_PATH void okp_core_on_detour(okp_addr_t copy, struct okp_regs
   }
   pop_frame(cpu);
   arch::set_instruction_pointer(regs, copy);
+}
+
+}  // namespace
+
+extern "C" OKP_HIT_PATH void okp_core_on_detour(okp_addr_t copy, struct okp_regs* regs,
+                                                struct okp_cpu_state* cpu) {
+  // The detour names its site: no lookup. A task preempted on its way here may come after the
+  // probe was unregistered; the site is still there (Registry::release_site keeps it as long
+  // as its detours), with no probe left in it, so no handler runs and the copy runs.
+  const Site* s = reinterpret_cast<const Site*>(arch::detour_site(copy));
+  // Handlers see what a breakpoint hit shows them (the kprobes convention).
+  arch::restore_trap_ip(regs, s->addr);
+  // The common hit, which is what an optimized probe's cost is: the probe is there, this
+  // CPU has no frame open and no post handler waits. Its frame is frame 0 and only its count
+  // matters: a kHandlers frame is never read (only step exits and post entries read a frame,
+  // and only one of their own kinds), so it is counted and left unfilled, with the kind 0
+  // every frame above depth has (core/cpu_frames.h). A handler's redirect simply leaves
+  // regs->ip where the handler put it. Every cycle here is the optimized probe's cost
+  // (docs/jump-optimization.md: instructions per hit against the kernel's optprobes).
+  if (__builtin_expect(cpu->depth == 0 && !arch::detour_has_post(copy), 1)) {
+    __atomic_store_n(&cpu->depth, 1u, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    const bool redirected = run_pre_handlers(*s, regs);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&cpu->depth, 0u, __ATOMIC_RELAXED);
+    if (!redirected) arch::set_instruction_pointer(regs, copy);
+    return;
+  }
+  on_detour_uncommon(copy, s, regs, cpu);
 }
 
 extern "C" OKP_HIT_PATH void okp_core_on_detour_post(okp_addr_t ret, struct okp_regs* regs,

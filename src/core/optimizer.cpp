@@ -131,7 +131,8 @@ bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
   s.planned_for_post = any_post;
   auto planned = arch::plan_detour(s.addr, func_start, s.func_size, recover_trampoline, s.detour,
                                    okp_seam_detour_entry(),
-                                   any_post ? okp_seam_detour_post_entry() : 0);
+                                   any_post ? okp_seam_detour_post_entry() : 0,
+                                   reinterpret_cast<okp_addr_t>(&s));
   char why[OKP_REASON_MAX] = "";
   bool for_good = true;
   // A kernel kprobe the kernel optimized into a jump changes the bytes the plan decodes, and a
@@ -179,6 +180,7 @@ bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
       s.jump_size = plan.jump_size;
       s.planned_copy = plan.copy;
       s.detour_post = plan.post;
+      s.had_detour = true;  // the detour names the site: it goes only after the detour does
       __atomic_store_n(&s.detour_copy, plan.copy, __ATOMIC_RELEASE);
       return true;
     }

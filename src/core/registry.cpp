@@ -53,14 +53,24 @@ ErrorOr<void> Registry::init() {
 
 void Registry::collect_retired_slots() {
   usize sealed;
+  Site* sites;
   {
     RegistryGuard guard;
     sealed = slots_.seal_retired();
+    sites = retired_sites_;
+    retired_sites_ = nullptr;
   }
-  if (!sealed) return;
+  if (!sealed && !sites) return;
   okp_seam_synchronize_tasks();  // unlocked: it can take seconds
-  RegistryGuard guard;
-  slots_.free_sealed();
+  {
+    RegistryGuard guard;
+    slots_.free_sealed();
+  }
+  while (sites) {
+    Site* next = sites->next_retired;
+    destroy(sites);
+    sites = next;
+  }
 }
 
 void Registry::exit() {
@@ -465,12 +475,20 @@ void Registry::release_site(Locked lock, Site& site) {
     slots_.retire(site.boost_slot);
     okp_seam_defer_slot_collection();
   }
+  const bool deferred = site.detour || site.had_detour;
   if (site.detour) {
     // A task preempted between the jump and the handlers, or in the copy, may still be in it.
     slots_.retire(site.detour, arch::kMaxDetourSize);
-    okp_seam_defer_slot_collection();
   }
-  destroy(&site);
+  if (site.had_detour) {
+    // ... and when it goes on, the detour entry reads this site (its probe list is empty by
+    // now: no handler runs). It goes after the same wait as the detours it had.
+    site.next_retired = retired_sites_;
+    retired_sites_ = &site;
+  } else {
+    destroy(&site);
+  }
+  if (deferred) okp_seam_defer_slot_collection();
 }
 
 void Registry::unregister_probes(okp_kprobe* const* kps, int num) {

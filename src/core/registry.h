@@ -94,6 +94,10 @@ struct Site : HashLinked<Site> {
   bool planned_for_post = false;   // what the last plan was for (a refusal may be only for it)
   bool cannot_optimize = false;    // the plan was refused for good: not_optimized says why
   Site* next_switching = nullptr;  // the batch switch_jumps patches (optimizer.cpp)
+  // A detour was written for it: detours name their site (arch::detour_site), so the site
+  // outlives every detour it had, freed with them after a tasks-RCU grace period.
+  bool had_detour = false;
+  Site* next_retired = nullptr;    // Registry::retired_sites_ / the sealed batch
   u32 queued_at = 0;               // Registry::queue_stamp_ when it entered kQueued
   char not_optimized[OKP_REASON_MAX] = {};  // why not, "" while it may be
 };
@@ -149,9 +153,9 @@ class Registry {
   // A refusal made outside register_probe (return probes): kept for debugfs `refused` too.
   // Takes the registry lock; kp may be nullptr.
   void record_refusal(const okp_kprobe* kp, int err);
-  // Boosted slots retired since the last call become free after one tasks-RCU grace period,
-  // waited for unlocked. Run by the glue's worker (okp_seam_defer_slot_collection), one at a
-  // time, never from a registration.
+  // Boosted slots and detours retired since the last call become free after one tasks-RCU
+  // grace period, waited for unlocked, and so do the sites of those detours. Run by the glue's
+  // worker (okp_seam_defer_slot_collection), one at a time, never from a registration.
   void collect_retired_slots();
 
   // Writer side (registry lock): every site whose patched bytes overlap [start, end), e.g.
@@ -215,6 +219,10 @@ class Registry {
   // boosted slots, which a preempted task may still be running, are retired and freed by
   // collect_retired_slots() after an RCU-tasks grace period (which can take seconds).
   SlotPool<arch::kSlotSize> slots_;
+  // Released sites that had a detour: a task preempted in one of their detours (before the
+  // detour entry disables preemption) reads the site when it resumes. Freed with the slots by
+  // collect_retired_slots(); registry lock.
+  Site* retired_sites_ = nullptr;
 
   // The last refusals, for debugfs `refused` (the probe struct may be gone by then).
   static constexpr usize kRefusals = 16;

@@ -42,7 +42,6 @@ static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip
 	if (bit < 0)
 		return;
 	cpu = this_cpu_ptr(&okp_cpu_state);
-	cpu->task = current;
 	okp_core_on_ftrace(ip, (struct okp_regs *)regs, ops == &okp_ftrace_ipmodify_ops, cpu);
 	ftrace_test_recursion_unlock(bit);
 }

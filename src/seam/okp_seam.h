@@ -164,7 +164,6 @@ struct okp_cpu_frame {
 	unsigned int kind;
 };
 struct okp_cpu_state {
-	void *task;	/* current, written by the glue before each hit call */
 	unsigned int depth;
 	struct okp_cpu_frame frames[OKP_CPU_STACK_DEPTH];
 };

@@ -37,7 +37,6 @@ static int notrace okp_brk_hook(struct pt_regs *regs, unsigned long esr)
 	struct okp_cpu_state *cpu = this_cpu_ptr(&okp_cpu_state);
 	u32 insn;
 
-	cpu->task = current;
 	if (okp_core_on_breakpoint((struct okp_regs *)regs, cpu))
 		return DBG_HOOK_HANDLED;
 	/*

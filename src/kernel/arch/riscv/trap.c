@@ -54,7 +54,6 @@ static int notrace okp_die_notify(struct notifier_block *nb, unsigned long val, 
 	if (val != DIE_TRAP || args->trapnr != EXC_BREAKPOINT || user_mode(args->regs))
 		return NOTIFY_DONE;
 	cpu = this_cpu_ptr(&okp_cpu_state);
-	cpu->task = current;
 	return okp_core_on_breakpoint((struct okp_regs *)args->regs, cpu) ?
 		NOTIFY_STOP : NOTIFY_DONE;
 }

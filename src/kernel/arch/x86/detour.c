@@ -16,6 +16,7 @@
 #include <asm/extable.h>
 
 #include "kernel/okp_glue.h"
+#include "detour_layout.h"
 
 void okp_detour_entry(void);
 void okp_detour_post_entry(void);
@@ -25,16 +26,14 @@ void okp_detour_resched(void);
 /*
  * The pre entry (okp_detour_entry) calls the core itself, with preemption off and interrupts
  * as they were at the probe (an interrupt nests its own frames over ours, core/cpu_frames.h).
- * These are the per-CPU variables it reads, by their per-CPU offsets: `current` and the
- * preempt count moved into pcpu_hot in 6.2.
+ * It counts preemption in the kernel's per-CPU preempt count, by its symbol (detour_layout.h
+ * has its place in pcpu_hot, 6.2 on), and finds okp_cpu_state by this per-CPU offset.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-const unsigned long okp_detour_pcpu_current = (unsigned long)&pcpu_hot.current_task;
-const unsigned long okp_detour_pcpu_preempt_count = (unsigned long)&pcpu_hot.preempt_count;
+static_assert(offsetof(struct pcpu_hot, preempt_count) == OKP_PCPU_HOT_PREEMPT_COUNT,
+	      "OKP_PCPU_HOT_PREEMPT_COUNT is not pcpu_hot.preempt_count's offset");
 static_assert(sizeof(pcpu_hot.preempt_count) == 4, "detour_entry.S counts with incl/decl");
 #else
-const unsigned long okp_detour_pcpu_current = (unsigned long)&current_task;
-const unsigned long okp_detour_pcpu_preempt_count = (unsigned long)&__preempt_count;
 static_assert(sizeof(__preempt_count) == 4, "detour_entry.S counts with incl/decl");
 #endif
 const unsigned long okp_detour_pcpu_state = (unsigned long)&okp_cpu_state;
@@ -63,7 +62,6 @@ void notrace okp_detour_post_hit(unsigned long ret, struct pt_regs *regs)
 
 	preempt_disable_notrace();
 	cpu = this_cpu_ptr(&okp_cpu_state);
-	cpu->task = current;
 	okp_core_on_detour_post(ret, (struct okp_regs *)regs, cpu);
 	preempt_enable_notrace();
 }

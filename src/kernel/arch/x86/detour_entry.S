@@ -17,7 +17,16 @@
 #include <asm/segment.h>
 #include <asm/unwind_hints.h>
 
+#include <linux/version.h>
+
 #include "detour_layout.h"
+
+/* The preempt count, by its per-CPU symbol (exported): it moved into pcpu_hot in 6.2. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define OKP_PREEMPT_COUNT pcpu_hot + OKP_PCPU_HOT_PREEMPT_COUNT
+#else
+#define OKP_PREEMPT_COUNT __preempt_count
+#endif
 
 	/* .kprobes.text: the hit path, never probed (okprobes' text is blacklisted whole). */
 	.section .kprobes.text, "ax"
@@ -77,23 +86,18 @@ SYM_CODE_START(\name)
 	/*
 	 * The pre entry does its C half's work itself: on every optimized hit, a call level
 	 * less is measurable (docs/jump-optimization.md). preempt_disable_notrace(), this CPU's
-	 * okp_cpu_state with cpu->task = current, then the core. The per-CPU offsets come
-	 * from detour.c, which takes them from the kernel's own definitions.
+	 * okp_cpu_state, then the core. detour.c checks the preempt count's place against the
+	 * kernel's definition.
 	 */
 #ifdef CONFIG_PREEMPT_COUNT
-	movq	okp_detour_pcpu_preempt_count(%rip), %rax
-	incl	%gs:(%rax)
+	incl	%gs:OKP_PREEMPT_COUNT
 #endif
 	movq	okp_detour_pcpu_state(%rip), %rdx
 	addq	%gs:this_cpu_off, %rdx
-	movq	okp_detour_pcpu_current(%rip), %rax
-	movq	%gs:(%rax), %rax
-	movq	%rax, OKP_CPU_TASK(%rdx)
 	call	okp_core_on_detour
 	/* preempt_enable_notrace(): x86 folds a pending reschedule into the count (0 = due). */
 #ifdef CONFIG_PREEMPT_COUNT
-	movq	okp_detour_pcpu_preempt_count(%rip), %rax
-	decl	%gs:(%rax)
+	decl	%gs:OKP_PREEMPT_COUNT
 #ifdef CONFIG_PREEMPTION
 	jnz	.Lno_resched_\@
 	call	okp_detour_resched

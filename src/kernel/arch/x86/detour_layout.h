@@ -29,7 +29,7 @@
 #define OKP_PT_SS 160
 #define OKP_PT_SIZE 168
 
-/* struct okp_cpu_state (seam/okp_seam.h): the task the hit path runs for. */
-#define OKP_CPU_TASK 0
+/* struct pcpu_hot (6.2 on): where the preempt count is (checked in detour.c). */
+#define OKP_PCPU_HOT_PREEMPT_COUNT 8
 
 #endif

@@ -46,5 +46,3 @@ OKP_SAME_OFFSET(OKP_PT_ORIG_AX, orig_ax); OKP_SAME_OFFSET(OKP_PT_IP, ip);
 OKP_SAME_OFFSET(OKP_PT_CS, OKP_PT_CS_FIELD); OKP_SAME_OFFSET(OKP_PT_FLAGS, flags);
 OKP_SAME_OFFSET(OKP_PT_SP, sp); OKP_SAME_OFFSET(OKP_PT_SS, OKP_PT_SS_FIELD);
 static_assert(OKP_PT_SIZE == sizeof(struct pt_regs), "OKP_PT_SIZE is not sizeof(struct pt_regs)");
-static_assert(OKP_CPU_TASK == offsetof(struct okp_cpu_state, task) &&
-	      sizeof(((struct okp_cpu_state *)0)->task) == 8, "OKP_CPU_TASK is not okp_cpu_state.task");
