@@ -505,6 +505,21 @@ long sweep_hits(void)
 	return atomic_long_read(&hits);
 }
 
+void sweep_classify(const char *reason, char *out, size_t len)
+{
+	classify(reason, out, len);
+}
+
+void sweep_lock(void)
+{
+	mutex_lock(&lock);
+}
+
+void sweep_unlock(void)
+{
+	mutex_unlock(&lock);
+}
+
 /* --- the sweep ---------------------------------------------------------------------------- */
 
 static int prepare(struct sweep_func *f)
@@ -892,7 +907,9 @@ static int __init okp_sweep_init(void)
 		debugfs_create_file("kwait", 0200, dir, coverage_kwait, &kstep_fops);
 		debugfs_create_file("krelease", 0200, dir, coverage_krelease, &kstep_fops);
 	}
-	return 0;
+	/* sweep_return.c and sweep_decode.c: their own debugfs files, run by the script. */
+	return_init(dir);
+	return decode_init(dir);
 }
 
 static void __exit okp_sweep_exit(void)
@@ -900,6 +917,8 @@ static void __exit okp_sweep_exit(void)
 	unsigned int i;
 
 	debugfs_remove(dir);
+	return_exit();
+	decode_exit();
 	if (coverage)
 		coverage_exit();
 	else

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okp_sweep's differential decoding: okprobes' decoder (Zydis, through the test-only export
+ * okp_test_insn_length) against the kernel's own x86 decoder (insn_decode, compiled into this
+ * module: sweep_insn.c) on every instruction of every function of vmlinux text.
+ *
+ * The guest script writes "START END" (hex, _stext and _etext) to
+ * /sys/kernel/debug/okp_sweep/decode. The module walks the text symbol by symbol
+ * (sprint_symbol gives each symbol's start and size; kallsyms sizes run up to the next symbol,
+ * so the walk covers every byte), reads each function's live text and decodes it linearly from
+ * its start with the kernel's decoder. At every instruction start it also asks okprobes'
+ * decoder for the length of the same bytes. The linear sweep follows the kernel's decoder (the
+ * sweep's judge of boundaries); where the kernel's decoder refuses, it follows Zydis, and where
+ * both refuse, it steps one byte.
+ *
+ * Every instruction falls in one class: both agree; the lengths differ; only the kernel decodes
+ * it; only Zydis decodes it; neither does. A last instruction whose bytes run past the symbol's
+ * end is counted apart (both decoders see the same bytes, so they are still compared). Every
+ * disagreement is then explained by where it sits, or not:
+ *   - unreachable: it follows an instruction after which execution never falls through
+ *     (ret, jmp, ud2, int3, ud1, a call to a noreturn function is not detected) with no
+ *     instruction boundary of the agreeing kind in between: padding, data, or a jump table that
+ *     lives in text; both decoders are then reading bytes that are not code, so a
+ *     difference tells nothing. Every later disagreement of the same run until the two
+ *     decoders meet again at a common boundary counts with it.
+ *   - anything else is "unexplained": a length difference on reachable code is exactly what
+ *     would let okprobes place an int3 inside an instruction, so the TAP check fails on it.
+ * `decode` (read) prints OKP-DECODE lines: the counts, the disagreements by class and
+ * explanation, and the first MAX_EXAMPLES of them with function+offset, bytes and both lengths.
+ */
+#include <linux/debugfs.h>
+#include <linux/kallsyms.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <asm/insn.h>
+#include "sweep.h"
+
+#define MAX_EXAMPLES 64
+#define DECODE_MAX_FUNC (1024 * 1024)	/* larger symbols are data: counted, not decoded */
+
+enum dclass { D_AGREE, D_LENGTH, D_KERNEL_ONLY, D_ZYDIS_ONLY, D_NEITHER, D_NR };
+static const char *const dclass_name[D_NR] = {
+	"agree", "length_differs", "kernel_only", "zydis_only", "neither"
+};
+
+struct example {
+	char where[KSYM_NAME_LEN + 24];
+	enum dclass cls;
+	bool explained;
+	int klen, zlen;
+	u8 bytes[16];
+	u8 prev[16];
+	unsigned int prev_len;
+};
+
+static DEFINE_MUTEX(decode_lock);
+static struct {
+	bool ran;
+	unsigned long funcs, bytes, insns, crossing, unreadable, too_big, no_symbol;
+	unsigned long count[D_NR];
+	unsigned long explained[D_NR], unexplained[D_NR];
+	u64 ns;
+} ds;
+static char too_big_name[KSYM_NAME_LEN];	/* the first one */
+static struct example *examples;
+static unsigned int nexamples;
+static unsigned long examples_dropped;
+static u8 *buf;
+static size_t buf_len;
+
+/* Execution never falls through past these: what follows need not be code. */
+static bool no_fallthrough(const u8 *p, unsigned int len)
+{
+	switch (p[0]) {
+	case 0xc3: case 0xc2: case 0xcb: case 0xca:	/* ret, lret */
+	case 0xe9: case 0xeb:				/* jmp */
+	case 0xcc:					/* int3 */
+	case 0xcf:					/* iret */
+		return true;
+	case 0x0f:
+		return len >= 2 && (p[1] == 0x0b || p[1] == 0xb9 || p[1] == 0xff ||
+				    p[1] == 0x07);	/* ud2, ud1, ud0, sysret */
+	case 0xff:					/* jmp *r/m: /4, /5 */
+		return len >= 2 && (((p[1] >> 3) & 7) == 4 || ((p[1] >> 3) & 7) == 5);
+	case 0x2e: case 0x3e:				/* notrack/cs jmp *r/m */
+		return len >= 3 && p[1] == 0xff && (((p[2] >> 3) & 7) == 4);
+	case 0x41:					/* jmp *%r8..%r15 */
+		return len >= 3 && p[1] == 0xff && (((p[2] >> 3) & 7) == 4);
+	case 0xf3:					/* rep ret */
+		return len == 2 && p[1] == 0xc3;
+	}
+	return false;
+}
+
+static void record(const char *name, unsigned int off, enum dclass cls, bool explained, int klen,
+		   int zlen, const u8 *at, unsigned int avail, const u8 *prev, unsigned int prev_len)
+{
+	struct example *e;
+
+	ds.count[cls]++;
+	if (explained)
+		ds.explained[cls]++;
+	else
+		ds.unexplained[cls]++;
+	/* Keep every unexplained one up to the limit, and a few explained ones. */
+	if (nexamples >= MAX_EXAMPLES || (explained && nexamples >= MAX_EXAMPLES / 2)) {
+		examples_dropped++;
+		return;
+	}
+	e = &examples[nexamples++];
+	snprintf(e->where, sizeof(e->where), "%s+%#x", name, off);
+	e->cls = cls;
+	e->explained = explained;
+	e->klen = klen;
+	e->zlen = zlen;
+	memset(e->bytes, 0, sizeof(e->bytes));
+	memcpy(e->bytes, at, min_t(unsigned int, avail, sizeof(e->bytes)));
+	e->prev_len = min_t(unsigned int, prev_len, sizeof(e->prev));
+	if (prev)
+		memcpy(e->prev, prev, e->prev_len);
+}
+
+static void decode_function(const char *name, unsigned long start, unsigned int size)
+{
+	unsigned int avail = size + MAX_INSN_SIZE, off = 0, prev_off = 0, prev_len = 0;
+	bool unreachable = false;	/* since the last no-fallthrough, no agreed instruction */
+
+	if (copy_from_kernel_nofault(buf, (void *)start, avail)) {
+		avail = size;
+		if (copy_from_kernel_nofault(buf, (void *)start, avail)) {
+			ds.unreadable++;
+			return;
+		}
+	}
+	ds.funcs++;
+	ds.bytes += size;
+	while (off < size) {
+		struct insn insn;
+		int klen = 0, zlen;
+		enum dclass cls;
+		unsigned int step;
+
+		if (!insn_decode(&insn, buf + off, avail - off, INSN_MODE_64) && insn.length)
+			klen = insn.length;
+		zlen = okp_test_insn_length(buf + off, avail - off);
+		if (klen && zlen == klen)
+			cls = D_AGREE;
+		else if (klen && zlen > 0)
+			cls = D_LENGTH;
+		else if (klen)
+			cls = D_KERNEL_ONLY;
+		else if (zlen > 0)
+			cls = D_ZYDIS_ONLY;
+		else
+			cls = D_NEITHER;
+		step = klen ? klen : zlen > 0 ? zlen : 1;
+		ds.insns++;
+		if (off + step > size)
+			ds.crossing++;
+		if (cls == D_AGREE) {
+			ds.count[D_AGREE]++;
+			unreachable = no_fallthrough(buf + off, klen);
+		} else {
+			record(name, off, cls, unreachable, klen, zlen, buf + off, avail - off,
+			       prev_len ? buf + prev_off : NULL, prev_len);
+		}
+		prev_off = off;
+		prev_len = step;
+		off += step;
+	}
+}
+
+/* "name+0x10/0x40": the symbol's start and size; false for an address without a symbol. */
+static bool symbol_extent(unsigned long addr, char *name, unsigned long *start,
+			  unsigned long *size)
+{
+	char sym[KSYM_SYMBOL_LEN], *plus, *slash;
+	unsigned long off;
+
+	sprint_symbol(sym, addr);
+	plus = strrchr(sym, '+');
+	slash = plus ? strchr(plus, '/') : NULL;
+	if (!plus || !slash || strchr(sym, '['))
+		return false;
+	*slash = '\0';
+	if (kstrtoul(plus + 1, 16, &off) || kstrtoul(slash + 1, 16, size) || !*size)
+		return false;
+	*plus = '\0';
+	strscpy(name, sym, KSYM_NAME_LEN);
+	*start = addr - off;
+	return true;
+}
+
+static int decode_range(unsigned long text_start, unsigned long text_end)
+{
+	static char name[KSYM_NAME_LEN];
+	unsigned long addr = text_start, start, size;
+	u64 t0 = ktime_get_ns();
+
+	memset(&ds, 0, sizeof(ds));
+	nexamples = 0;
+	examples_dropped = 0;
+	while (addr < text_end) {
+		if (!symbol_extent(addr, name, &start, &size)) {
+			ds.no_symbol++;
+			addr++;
+			continue;
+		}
+		if (start + size > text_end)
+			size = text_end - start;
+		if (size > DECODE_MAX_FUNC) {
+			if (!ds.too_big++)
+				snprintf(too_big_name, sizeof(too_big_name), "%s", name);
+		} else {
+			if (size + MAX_INSN_SIZE > buf_len) {
+				kvfree(buf);
+				buf_len = size + MAX_INSN_SIZE;
+				buf = kvmalloc(buf_len, GFP_KERNEL);
+				if (!buf) {
+					buf_len = 0;
+					return -ENOMEM;
+				}
+			}
+			decode_function(name, start, size);
+		}
+		addr = start + size;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	ds.ns = ktime_get_ns() - t0;
+	ds.ran = true;
+	return 0;
+}
+
+static ssize_t decode_write(struct file *file, const char __user *ubuf, size_t count,
+			    loff_t *ppos)
+{
+	char in[64];
+	unsigned long s, e;
+	int ret;
+
+	if (count >= sizeof(in))
+		return -EINVAL;
+	if (copy_from_user(in, ubuf, count))
+		return -EFAULT;
+	in[count] = '\0';
+	if (sscanf(in, "%lx %lx", &s, &e) != 2 || s >= e)
+		return -EINVAL;
+	mutex_lock(&decode_lock);
+	ret = decode_range(s, e);
+	mutex_unlock(&decode_lock);
+	return ret ? ret : count;
+}
+
+static int decode_show(struct seq_file *m, void *v)
+{
+	unsigned long disagree = 0, unexplained = 0;
+	unsigned int i;
+
+	mutex_lock(&decode_lock);
+	for (i = D_LENGTH; i < D_NR; i++) {
+		disagree += ds.count[i];
+		unexplained += ds.unexplained[i];
+	}
+	seq_printf(m, "OKP-DECODE: %s ran=%d funcs=%lu bytes=%lu insns=%lu agree=%lu disagree=%lu "
+		   "unexplained=%lu crossing_end=%lu unreadable=%lu too_big=%lu no_symbol=%lu ms=%llu\n",
+		   ds.ran && !unexplained ? "PASS" : "FAIL", ds.ran, ds.funcs, ds.bytes, ds.insns,
+		   ds.count[D_AGREE], disagree, unexplained, ds.crossing, ds.unreadable, ds.too_big,
+		   ds.no_symbol, div_u64(ds.ns, NSEC_PER_MSEC));
+	if (ds.too_big)
+		seq_printf(m, "OKP-DECODE: not decoded: %lu symbols over %u bytes, e.g. %s\n",
+			   ds.too_big, DECODE_MAX_FUNC, too_big_name);
+	for (i = D_LENGTH; i < D_NR; i++)
+		seq_printf(m, "OKP-DECODE: class %s count %lu explained_unreachable %lu unexplained %lu\n",
+			   dclass_name[i], ds.count[i], ds.explained[i], ds.unexplained[i]);
+	for (i = 0; i < nexamples; i++) {
+		struct example *e = &examples[i];
+
+		seq_printf(m, "OKP-DECODE: %s %s %s kernel_len=%d zydis_len=%d bytes %*ph after %*ph\n",
+			   e->explained ? "explained" : "UNEXPLAINED", dclass_name[e->cls], e->where,
+			   e->klen, e->zlen, (int)sizeof(e->bytes), e->bytes, (int)e->prev_len,
+			   e->prev);
+	}
+	if (examples_dropped)
+		seq_printf(m, "OKP-DECODE: ... and %lu more disagreements not listed\n",
+			   examples_dropped);
+	mutex_unlock(&decode_lock);
+	return 0;
+}
+
+static int decode_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, decode_show, NULL);
+}
+
+static const struct file_operations decode_fops = {
+	.owner = THIS_MODULE,
+	.open = decode_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = decode_write,
+};
+
+int decode_init(struct dentry *dir)
+{
+	examples = kcalloc(MAX_EXAMPLES, sizeof(*examples), GFP_KERNEL);
+	if (!examples)
+		return -ENOMEM;
+	debugfs_create_file("decode", 0600, dir, NULL, &decode_fops);
+	return 0;
+}
+
+void decode_exit(void)
+{
+	kvfree(buf);
+	buf = NULL;
+	kfree(examples);
+	examples = NULL;
+}
