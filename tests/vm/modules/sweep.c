@@ -42,6 +42,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/panic.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -510,6 +511,12 @@ void sweep_classify(const char *reason, char *out, size_t len)
 	classify(reason, out, len);
 }
 
+struct okp_kprobe **sweep_armed(unsigned int *n)
+{
+	*n = narmed;
+	return armed;
+}
+
 void sweep_lock(void)
 {
 	mutex_lock(&lock);
@@ -667,7 +674,10 @@ static int run_batch(void)
 				ret = -EIO;
 				break;
 			}
-			cond_resched();
+			/* A batch runs minutes under TCG in this one syscall: let RCU-tasks, which
+			 * okprobes' optimizer waits for, see a quiescent state (cond_resched() is a
+			 * preemption, and a preempted task is an RCU-tasks holdout). */
+			cond_resched_tasks_rcu_qs();
 		}
 		if (ret)
 			break;
@@ -909,6 +919,7 @@ static int __init okp_sweep_init(void)
 	}
 	/* sweep_return.c and sweep_decode.c: their own debugfs files, run by the script. */
 	return_init(dir);
+	optimize_init(dir);
 	return decode_init(dir);
 }
 

@@ -45,12 +45,16 @@ int sweep_count_pre(struct okp_kprobe *p, struct pt_regs *regs);
 long sweep_hits(void);
 
 void sweep_classify(const char *reason, char *out, size_t len);	/* a reason's class */
+struct okp_kprobe **sweep_armed(unsigned int *n);	/* the batch's armed probes */
 void sweep_lock(void);
 void sweep_unlock(void);
 
 /* sweep_return.c: return probes on every sampled function (debugfs "return") */
 void return_init(struct dentry *dir);
 void return_exit(void);
+
+/* sweep_optimize.c: the batch's probes after the optimizer ran (debugfs "optimize") */
+void optimize_init(struct dentry *dir);
 
 /* sweep_decode.c: Zydis against the kernel's decoder on all vmlinux text (debugfs "decode") */
 int decode_init(struct dentry *dir);

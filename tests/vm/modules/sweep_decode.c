@@ -33,6 +33,7 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
@@ -233,7 +234,7 @@ static int decode_range(unsigned long text_start, unsigned long text_end)
 		addr = start + size;
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		cond_resched();
+		cond_resched_tasks_rcu_qs();	/* see sweep.c's run_batch */
 	}
 	ds.ns = ktime_get_ns() - t0;
 	ds.ran = true;

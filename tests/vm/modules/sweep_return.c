@@ -27,6 +27,7 @@
 #include <linux/debugfs.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -187,7 +188,7 @@ static int return_run(void)
 			phase = R_ARMED;
 			return -EIO;
 		}
-		cond_resched();
+		cond_resched_tasks_rcu_qs();	/* see sweep.c's run_batch */
 	}
 	phase = R_ARMED;
 	return 0;

@@ -13,6 +13,10 @@
 # SWEEP_RETURN (1: return probes on every sampled function, sweep_return.c), SWEEP_DECODE (1:
 # Zydis against the kernel's decoder on every instruction of vmlinux text, sweep_decode.c).
 : "${SWEEP_RETURN:=1}" "${SWEEP_DECODE:=1}"
+# SWEEP_OPTIMIZE (1: in every batch, after the workload ran through the probes as registered,
+# wait for okprobes' jump optimizer and run the workload again through the optimized ones,
+# sweep_optimize.c).
+: "${SWEEP_OPTIMIZE:=1}"
 n=0 failed=0
 check() { # description, then a command
   desc=$1; shift; n=$((n + 1))
@@ -83,6 +87,7 @@ if [ "$SWEEP_BG" = 1 ]; then
   bgpid=$!
 fi
 batch=0 runs=0 run_fail=0 wl_runs=0 wl_fail=0 taint_bad=0 lockdep_bad=0 hits_armed=0
+opt_fail=0 opt_runs=0 opt_wl_fail=0 hits_opt=0
 while :; do
   batch=$((batch + 1))
   if ! echo 1 > $s/run; then
@@ -99,6 +104,16 @@ while :; do
     if workload; then wl_runs=$((wl_runs + 1)); else wl_fail=$((wl_fail + 1)); fi
     cat $s/state > /tmp/state
     hits_armed=$((hits_armed + $(field hits /tmp/state) - h0))
+    if [ "$SWEEP_OPTIMIZE" = 1 ]; then
+      if echo 1 > $s/optimize; then
+        h0=$(field hits /tmp/state)
+        if workload; then opt_runs=$((opt_runs + 1)); else opt_wl_fail=$((opt_wl_fail + 1)); fi
+        cat $s/state > /tmp/state
+        hits_opt=$((hits_opt + $(field hits /tmp/state) - h0))
+      else
+        opt_fail=$((opt_fail + 1))
+      fi
+    fi
   fi
   echo 1 > $s/release
   scan_kmsg
@@ -147,6 +162,18 @@ check "after unregister: every probed function's text is as it was ($(field text
 check "after unregister: no probe left in $d/list" sh -c "[ ! -s $d/list ]"
 check "the kernel is whole: a second run of the workload after unregister still works" workload
 check "the module's verdict is PASS" grep -q '^OKP-SWEEP: PASS ' /tmp/report
+
+if [ "$SWEEP_OPTIMIZE" = 1 ]; then
+  cat $s/optimize > /tmp/optimize
+  cat /tmp/optimize
+  check "optimization on: debug.okprobes-optimization is 1" is "$(cat /proc/sys/debug/okprobes-optimization)" 1
+  check "optimization on: probes were jump-optimized ($(field optimized /tmp/optimize) of $(field armed /tmp/optimize) armed, $(field ftrace /tmp/optimize) through ftrace, $(field not_optimized /tmp/optimize) not optimized with a reason)" \
+    ge "$(field optimized /tmp/optimize)" 1
+  check "optimization on: every armed probe optimized, through ftrace or refused with a reason after the optimizer ran ($(field pending /tmp/optimize) neither)" \
+    is "$(field pending /tmp/optimize)$opt_fail" 00
+  check "optimization on: the workload ran through the optimized probes ($opt_runs runs, $opt_wl_fail failed, $hits_opt hits)" \
+    sh -c "[ $opt_runs -gt 0 ] && [ $opt_wl_fail = 0 ]"
+fi
 
 # Return probes on every sampled function (sweep_return.c): all armed at once, a workload, the
 # counts checked with every CPU stopped, unregistered, checked again after another workload.
