@@ -17,12 +17,15 @@
  * it; only Zydis decodes it; neither does. A last instruction whose bytes run past the symbol's
  * end is counted apart (both decoders see the same bytes, so they are still compared). Every
  * disagreement is then explained by where it sits, or not:
- *   - unreachable: it follows an instruction after which execution never falls through
- *     (ret, jmp, ud2, int3, ud1, a call to a noreturn function is not detected) with no
- *     instruction boundary of the agreeing kind in between: padding, data, or a jump table that
- *     lives in text; both decoders are then reading bytes that are not code, so a
- *     difference tells nothing. Every later disagreement of the same run until the two
- *     decoders meet again at a common boundary counts with it.
+ *   - unreachable: the last instruction both decoders agreed on is one execution never falls
+ *     through (ret, jmp, ud2, ud1, int3, iret, sysret): what follows until the next agreed
+ *     instruction is padding or data in text, where a difference tells nothing about code.
+ *     (Reachable code after a ud2, e.g. past a BUG(), would be explained wrongly: every
+ *     example is printed, with the instruction before it, for a reader to judge.)
+ *   - code32: the symbol is 32-bit code (.code32) that vmlinux text holds for a 32-bit entry
+ *     (pvh_start_xen, the PVH boot entry on Debian's kernels): decoded as 64-bit code it
+ *     means nothing to either decoder; it runs before the kernel is in long mode, never after
+ *     boot, so no probe can fire there.
  *   - anything else is "unexplained": a length difference on reachable code is exactly what
  *     would let okprobes place an int3 inside an instruction, so the TAP check fails on it.
  * `decode` (read) prints OKP-DECODE lines: the counts, the disagreements by class and
@@ -44,7 +47,7 @@
 #include "sweep.h"
 
 #define MAX_EXAMPLES 64
-#define DECODE_MAX_FUNC (1024 * 1024)	/* larger symbols are data: counted, not decoded */
+#define DECODE_MAX_FUNC (16 * 1024 * 1024)	/* larger: not a function; counted, not decoded */
 
 enum dclass { D_AGREE, D_LENGTH, D_KERNEL_ONLY, D_ZYDIS_ONLY, D_NEITHER, D_NR };
 static const char *const dclass_name[D_NR] = {
@@ -54,7 +57,7 @@ static const char *const dclass_name[D_NR] = {
 struct example {
 	char where[KSYM_NAME_LEN + 24];
 	enum dclass cls;
-	bool explained;
+	const char *why;	/* NULL: unexplained */
 	int klen, zlen;
 	u8 bytes[16];
 	u8 prev[16];
@@ -64,12 +67,13 @@ struct example {
 static DEFINE_MUTEX(decode_lock);
 static struct {
 	bool ran;
-	unsigned long funcs, bytes, insns, crossing, unreadable, too_big, no_symbol;
+	unsigned long funcs, bytes, insns, crossing, unreadable, too_big, no_symbol, largest;
 	unsigned long count[D_NR];
-	unsigned long explained[D_NR], unexplained[D_NR];
+	unsigned long explained[D_NR], unexplained[D_NR], code32[D_NR];
 	u64 ns;
 } ds;
 static char too_big_name[KSYM_NAME_LEN];	/* the first one */
+static char largest_name[KSYM_NAME_LEN];	/* the longest symbol decoded */
 static struct example *examples;
 static unsigned int nexamples;
 static unsigned long examples_dropped;
@@ -86,8 +90,10 @@ static bool no_fallthrough(const u8 *p, unsigned int len)
 	case 0xcf:					/* iret */
 		return true;
 	case 0x0f:
-		return len >= 2 && (p[1] == 0x0b || p[1] == 0xb9 || p[1] == 0xff ||
-				    p[1] == 0x07);	/* ud2, ud1, ud0, sysret */
+		/* ud2 (not with an emulate prefix: the emulated instruction goes on), ud1,
+		 * ud0, sysret */
+		return len >= 2 && ((p[1] == 0x0b && len == 2) || p[1] == 0xb9 || p[1] == 0xff ||
+				    p[1] == 0x07);
 	case 0xff:					/* jmp *r/m: /4, /5 */
 		return len >= 2 && (((p[1] >> 3) & 7) == 4 || ((p[1] >> 3) & 7) == 5);
 	case 0x2e: case 0x3e:				/* notrack/cs jmp *r/m */
@@ -100,12 +106,29 @@ static bool no_fallthrough(const u8 *p, unsigned int len)
 	return false;
 }
 
-static void record(const char *name, unsigned int off, enum dclass cls, bool explained, int klen,
+/* vmlinux text symbols that hold 32-bit code (entered in protected mode, at boot only). */
+static const char *const code32_symbols[] = { "pvh_start_xen" };
+
+static bool is_code32(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(code32_symbols); i++)
+		if (!strcmp(name, code32_symbols[i]))
+			return true;
+	return false;
+}
+
+static void record(const char *name, unsigned int off, enum dclass cls, const char *why, int klen,
 		   int zlen, const u8 *at, unsigned int avail, const u8 *prev, unsigned int prev_len)
 {
 	struct example *e;
 
+	bool explained = why;
+
 	ds.count[cls]++;
+	if (why && !strcmp(why, "code32"))
+		ds.code32[cls]++;
 	if (explained)
 		ds.explained[cls]++;
 	else
@@ -118,7 +141,7 @@ static void record(const char *name, unsigned int off, enum dclass cls, bool exp
 	e = &examples[nexamples++];
 	snprintf(e->where, sizeof(e->where), "%s+%#x", name, off);
 	e->cls = cls;
-	e->explained = explained;
+	e->why = why;
 	e->klen = klen;
 	e->zlen = zlen;
 	memset(e->bytes, 0, sizeof(e->bytes));
@@ -169,7 +192,8 @@ static void decode_function(const char *name, unsigned long start, unsigned int 
 			ds.count[D_AGREE]++;
 			unreachable = no_fallthrough(buf + off, klen);
 		} else {
-			record(name, off, cls, unreachable, klen, zlen, buf + off, avail - off,
+			record(name, off, cls,
+			       is_code32(name) ? "code32" : unreachable ? "unreachable" : NULL, klen, zlen, buf + off, avail - off,
 			       prev_len ? buf + prev_off : NULL, prev_len);
 		}
 		prev_off = off;
@@ -219,6 +243,7 @@ static int decode_range(unsigned long text_start, unsigned long text_end)
 		if (size > DECODE_MAX_FUNC) {
 			if (!ds.too_big++)
 				snprintf(too_big_name, sizeof(too_big_name), "%s", name);
+
 		} else {
 			if (size + MAX_INSN_SIZE > buf_len) {
 				kvfree(buf);
@@ -228,6 +253,10 @@ static int decode_range(unsigned long text_start, unsigned long text_end)
 					buf_len = 0;
 					return -ENOMEM;
 				}
+			}
+			if (size > ds.largest) {
+				ds.largest = size;
+				strscpy(largest_name, name, sizeof(largest_name));
 			}
 			decode_function(name, start, size);
 		}
@@ -276,17 +305,19 @@ static int decode_show(struct seq_file *m, void *v)
 		   ds.ran && !unexplained ? "PASS" : "FAIL", ds.ran, ds.funcs, ds.bytes, ds.insns,
 		   ds.count[D_AGREE], disagree, unexplained, ds.crossing, ds.unreadable, ds.too_big,
 		   ds.no_symbol, div_u64(ds.ns, NSEC_PER_MSEC));
+	seq_printf(m, "OKP-DECODE: longest symbol decoded: %s, %lu bytes\n", largest_name, ds.largest);
 	if (ds.too_big)
 		seq_printf(m, "OKP-DECODE: not decoded: %lu symbols over %u bytes, e.g. %s\n",
 			   ds.too_big, DECODE_MAX_FUNC, too_big_name);
 	for (i = D_LENGTH; i < D_NR; i++)
-		seq_printf(m, "OKP-DECODE: class %s count %lu explained_unreachable %lu unexplained %lu\n",
-			   dclass_name[i], ds.count[i], ds.explained[i], ds.unexplained[i]);
+		seq_printf(m, "OKP-DECODE: class %s count %lu explained %lu (unreachable %lu, code32 %lu) unexplained %lu\n",
+			   dclass_name[i], ds.count[i], ds.explained[i],
+			   ds.explained[i] - ds.code32[i], ds.code32[i], ds.unexplained[i]);
 	for (i = 0; i < nexamples; i++) {
 		struct example *e = &examples[i];
 
 		seq_printf(m, "OKP-DECODE: %s %s %s kernel_len=%d zydis_len=%d bytes %*ph after %*ph\n",
-			   e->explained ? "explained" : "UNEXPLAINED", dclass_name[e->cls], e->where,
+			   e->why ? e->why : "UNEXPLAINED", dclass_name[e->cls], e->where,
 			   e->klen, e->zlen, (int)sizeof(e->bytes), e->bytes, (int)e->prev_len,
 			   e->prev);
 	}
