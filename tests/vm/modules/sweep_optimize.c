@@ -83,9 +83,10 @@ static int optimize_batch(void)
 			optimized++;
 		} else if (flags & OKP_KPROBE_FLAG_FTRACE) {
 			os.ftrace++;
-		} else if (strstr(reason, "not optimized")) {
+		} else if (strstr(reason, "not optimized: ")) {
+			/* Classed by what follows "not optimized: " (the reason proper). */
 			os.not_optimized++;
-			count_not_optimized(kp, strstr(reason, "not optimized"));
+			count_not_optimized(kp, strstr(reason, "not optimized: ") + 15);
 		} else {
 			os.pending++;
 			sweep_note(NULL, "FAILURE %pS: neither optimized nor refused after okp_wait_for_optimizer (reason \"%s\")",

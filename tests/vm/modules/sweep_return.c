@@ -6,7 +6,9 @@
  * The guest script writes commands to /sys/kernel/debug/okp_sweep/return, in this order:
  *   run      register a return probe on every sampled function. Each is accepted, or refused
  *            with a negative errno and a non-empty reason (counted by errno and by reason class,
- *            as sweep.c counts kprobes); a refusal without a reason is a failure.
+ *            as sweep.c counts kprobes); a refusal without a reason is a failure. Each takes
+ *            maxactive stubs of okprobes' 4096 (ret_maxactive=, default max(10, 2 * CPUs)):
+ *            past ~400 functions the rest are refused -ENOSPC, so larger samples lower it.
  *   check    (after a workload) with every CPU stopped (stop_machine: no handler, no entry or
  *            return path half done), the counts must add up exactly:
  *              per probe   returns <= entries, entries = returns + reclaimed + in flight >= 0;
@@ -37,6 +39,10 @@
 #include <linux/uaccess.h>
 #include <okprobes/okprobes.h>
 #include "sweep.h"
+
+static int ret_maxactive;	/* 0: okprobes' default, max(10, 2 * CPUs) */
+module_param(ret_maxactive, int, 0444);
+MODULE_PARM_DESC(ret_maxactive, "return probes: instances per probe (okprobes has 4096 return stubs in all)");
 
 #define RET_MAX_CLASSES 48
 #define RET_CLASS_LEN 96
@@ -165,6 +171,7 @@ static int return_run(void)
 		p->rp.entry_handler = ret_entry;
 		p->rp.handler = ret_handler;
 		p->rp.data_size = sizeof(struct cookie);
+		p->rp.maxactive = ret_maxactive;
 		rs.tried++;
 		ret = okp_register_kretprobe(&p->rp);
 		reason = okp_kprobe_reason(&p->rp.kp);
