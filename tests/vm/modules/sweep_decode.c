@@ -26,6 +26,10 @@
  *     (pvh_start_xen, the PVH boot entry on Debian's kernels): decoded as 64-bit code it
  *     means nothing to either decoder; it runs before the kernel is in long mode, never after
  *     boot, so no probe can fire there.
+ *   - zydis_lacks: only the kernel decodes it, and it is an instruction newer than Zydis 4.0
+ *     (LKGS, f2 0f 00 /6, Intel FRED's "load kernel GS": 6.12's native_lkgs). okprobes then
+ *     refuses every probe from there to the function's end (-EILSEQ: it cannot find the
+ *     boundaries), which is safe; only kernel_only disagreements can be explained so.
  *   - anything else is "unexplained": a length difference on reachable code is exactly what
  *     would let okprobes place an int3 inside an instruction, so the TAP check fails on it.
  * `decode` (read) prints OKP-DECODE lines: the counts, the disagreements by class and
@@ -69,7 +73,8 @@ static struct {
 	bool ran;
 	unsigned long funcs, bytes, insns, crossing, unreadable, too_big, no_symbol, largest;
 	unsigned long count[D_NR];
-	unsigned long explained[D_NR], unexplained[D_NR], code32[D_NR];
+	unsigned long explained[D_NR], unexplained[D_NR], code32[D_NR],
+		lacks[D_NR];
 	u64 ns;
 } ds;
 static char too_big_name[KSYM_NAME_LEN];	/* the first one */
@@ -119,6 +124,13 @@ static bool is_code32(const char *name)
 	return false;
 }
 
+/* Instructions Zydis 4.0 does not know and the kernel's decoder does. */
+static bool zydis_lacks(const u8 *p, unsigned int avail)
+{
+	return avail >= 4 && p[0] == 0xf2 && p[1] == 0x0f && p[2] == 0x00 &&
+	       ((p[3] >> 3) & 7) == 6;	/* lkgs r/m16 */
+}
+
 static void record(const char *name, unsigned int off, enum dclass cls, const char *why, int klen,
 		   int zlen, const u8 *at, unsigned int avail, const u8 *prev, unsigned int prev_len)
 {
@@ -129,6 +141,8 @@ static void record(const char *name, unsigned int off, enum dclass cls, const ch
 	ds.count[cls]++;
 	if (why && !strcmp(why, "code32"))
 		ds.code32[cls]++;
+	if (why && !strcmp(why, "zydis_lacks"))
+		ds.lacks[cls]++;
 	if (explained)
 		ds.explained[cls]++;
 	else
@@ -193,7 +207,9 @@ static void decode_function(const char *name, unsigned long start, unsigned int 
 			unreachable = no_fallthrough(buf + off, klen);
 		} else {
 			record(name, off, cls,
-			       is_code32(name) ? "code32" : unreachable ? "unreachable" : NULL, klen, zlen, buf + off, avail - off,
+			       is_code32(name) ? "code32" :
+			       cls == D_KERNEL_ONLY && zydis_lacks(buf + off, avail - off) ? "zydis_lacks" :
+			       unreachable ? "unreachable" : NULL, klen, zlen, buf + off, avail - off,
 			       prev_len ? buf + prev_off : NULL, prev_len);
 		}
 		prev_off = off;
@@ -310,9 +326,10 @@ static int decode_show(struct seq_file *m, void *v)
 		seq_printf(m, "OKP-DECODE: not decoded: %lu symbols over %u bytes, e.g. %s\n",
 			   ds.too_big, DECODE_MAX_FUNC, too_big_name);
 	for (i = D_LENGTH; i < D_NR; i++)
-		seq_printf(m, "OKP-DECODE: class %s count %lu explained %lu (unreachable %lu, code32 %lu) unexplained %lu\n",
+		seq_printf(m, "OKP-DECODE: class %s count %lu explained %lu (unreachable %lu, code32 %lu, zydis_lacks %lu) unexplained %lu\n",
 			   dclass_name[i], ds.count[i], ds.explained[i],
-			   ds.explained[i] - ds.code32[i], ds.code32[i], ds.unexplained[i]);
+			   ds.explained[i] - ds.code32[i] - ds.lacks[i], ds.code32[i], ds.lacks[i],
+			   ds.unexplained[i]);
 	for (i = 0; i < nexamples; i++) {
 		struct example *e = &examples[i];
 
