@@ -8,7 +8,21 @@
 
 namespace okp::x86 {
 
-ErrorOr<DecodedInsn> decode(const u8* bytes, usize avail) {
+namespace {
+
+// Xen's and KVM's "emulate prefix" (asm/emulate_prefix.h): `ud2; .ascii "xen"` (or "kvm")
+// before an instruction the hypervisor emulates when the ud2 traps (xen_cpuid's cpuid). The
+// kernel's decoder and its kprobes take the prefix and that instruction as one; Zydis sees a
+// ud2, then the letters as instructions of their own (78 65 = js), so a probe's int3 could land
+// on the letters or the emulated instruction and break the hypervisor's match. Found by the
+// differential decoding of Debian's vmlinux (xen_cpuid+0x1d, tests/vm/modules/sweep_decode.c).
+constexpr usize kEmulatePrefixLength = 5;
+bool is_emulate_prefix(const u8* b, usize avail) {
+  if (avail < kEmulatePrefixLength || b[0] != 0x0f || b[1] != 0x0b) return false;
+  return (b[2] == 'x' && b[3] == 'e' && b[4] == 'n') || (b[2] == 'k' && b[3] == 'v' && b[4] == 'm');
+}
+
+ErrorOr<DecodedInsn> decode_one(const u8* bytes, usize avail) {
   // Decoder state is a few bytes: initialise per call rather than share a global that two
   // CPUs registering probes would race on.
   ZydisDecoder decoder;
@@ -26,6 +40,21 @@ ErrorOr<DecodedInsn> decode(const u8* bytes, usize avail) {
   if (out.relative_branch && insn.raw.imm[0].is_relative)
     out.branch_displacement = insn.raw.imm[0].value.s;
   out.mnemonic = ZydisMnemonicGetString(insn.mnemonic);
+  return out;
+}
+
+}  // namespace
+
+ErrorOr<DecodedInsn> decode(const u8* bytes, usize avail) {
+  if (!is_emulate_prefix(bytes, avail)) return decode_one(bytes, avail);
+  // One instruction: the ud2 (what runs, and what the planner refuses as a BUG/WARN site)
+  // with the prefix's letters and the emulated instruction after it.
+  auto ud2 = decode_one(bytes, avail);
+  if (ud2.is_error()) return ud2;
+  auto emulated = decode_one(bytes + kEmulatePrefixLength, avail - kEmulatePrefixLength);
+  if (emulated.is_error()) return emulated.release_error();
+  DecodedInsn out = ud2.value();
+  out.length = static_cast<u8>(kEmulatePrefixLength + emulated.value().length);
   return out;
 }
 

@@ -42,6 +42,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/panic.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -505,6 +506,27 @@ long sweep_hits(void)
 	return atomic_long_read(&hits);
 }
 
+void sweep_classify(const char *reason, char *out, size_t len)
+{
+	classify(reason, out, len);
+}
+
+struct okp_kprobe **sweep_armed(unsigned int *n)
+{
+	*n = narmed;
+	return armed;
+}
+
+void sweep_lock(void)
+{
+	mutex_lock(&lock);
+}
+
+void sweep_unlock(void)
+{
+	mutex_unlock(&lock);
+}
+
 /* --- the sweep ---------------------------------------------------------------------------- */
 
 static int prepare(struct sweep_func *f)
@@ -652,7 +674,10 @@ static int run_batch(void)
 				ret = -EIO;
 				break;
 			}
-			cond_resched();
+			/* A batch runs minutes under TCG in this one syscall: let RCU-tasks, which
+			 * okprobes' optimizer waits for, see a quiescent state (cond_resched() is a
+			 * preemption, and a preempted task is an RCU-tasks holdout). */
+			cond_resched_tasks_rcu_qs();
 		}
 		if (ret)
 			break;
@@ -892,7 +917,10 @@ static int __init okp_sweep_init(void)
 		debugfs_create_file("kwait", 0200, dir, coverage_kwait, &kstep_fops);
 		debugfs_create_file("krelease", 0200, dir, coverage_krelease, &kstep_fops);
 	}
-	return 0;
+	/* sweep_return.c and sweep_decode.c: their own debugfs files, run by the script. */
+	return_init(dir);
+	optimize_init(dir);
+	return decode_init(dir);
 }
 
 static void __exit okp_sweep_exit(void)
@@ -900,6 +928,8 @@ static void __exit okp_sweep_exit(void)
 	unsigned int i;
 
 	debugfs_remove(dir);
+	return_exit();
+	decode_exit();
 	if (coverage)
 		coverage_exit();
 	else

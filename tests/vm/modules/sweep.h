@@ -11,6 +11,7 @@
 
 #define SLACK MAX_INSN_SIZE	/* bytes read past the end: the last instruction may cross it */
 
+struct dentry;
 struct okp_kprobe;
 struct pt_regs;
 
@@ -42,6 +43,24 @@ void sweep_show_selection(struct seq_file *m, const char *prefix);
 unsigned int sweep_new_splat(void);	/* taint/lockdep bits of a splat since the last call */
 int sweep_count_pre(struct okp_kprobe *p, struct pt_regs *regs);
 long sweep_hits(void);
+
+void sweep_classify(const char *reason, char *out, size_t len);	/* a reason's class */
+struct okp_kprobe **sweep_armed(unsigned int *n);	/* the batch's armed probes */
+void sweep_lock(void);
+void sweep_unlock(void);
+
+/* sweep_return.c: return probes on every sampled function (debugfs "return") */
+void return_init(struct dentry *dir);
+void return_exit(void);
+
+/* sweep_optimize.c: the batch's probes after the optimizer ran (debugfs "optimize") */
+void optimize_init(struct dentry *dir);
+
+/* sweep_decode.c: Zydis against the kernel's decoder on all vmlinux text (debugfs "decode") */
+int decode_init(struct dentry *dir);
+void decode_exit(void);
+/* okprobes' test-only export (src/kernel/arch/x86/test_decode.c): Zydis' length, or -EILSEQ */
+int okp_test_insn_length(const void *bytes, unsigned long avail);
 
 /* sweep_coverage.c, called with sweep.c's mutex held */
 int coverage_init(void);

@@ -10,6 +10,13 @@
 # also runs in a loop in the background for the whole sweep, registration included).
 : "${SWEEP_STRIDE:=150}" "${SWEEP_MAX_FUNCS:=0}" "${SWEEP_START:=}" "${SWEEP_MIN_FUNCS:=100}"
 : "${SWEEP_ARGS:=}" "${SWEEP_BG:=0}"
+# SWEEP_RETURN (1: return probes on every sampled function, sweep_return.c), SWEEP_DECODE (1:
+# Zydis against the kernel's decoder on every instruction of vmlinux text, sweep_decode.c).
+: "${SWEEP_RETURN:=1}" "${SWEEP_DECODE:=1}"
+# SWEEP_OPTIMIZE (1: in every batch, after the workload ran through the probes as registered,
+# wait for okprobes' jump optimizer and run the workload again through the optimized ones,
+# sweep_optimize.c).
+: "${SWEEP_OPTIMIZE:=1}"
 n=0 failed=0
 check() { # description, then a command
   desc=$1; shift; n=$((n + 1))
@@ -80,6 +87,7 @@ if [ "$SWEEP_BG" = 1 ]; then
   bgpid=$!
 fi
 batch=0 runs=0 run_fail=0 wl_runs=0 wl_fail=0 taint_bad=0 lockdep_bad=0 hits_armed=0
+opt_fail=0 opt_runs=0 opt_wl_fail=0 hits_opt=0
 while :; do
   batch=$((batch + 1))
   if ! echo 1 > $s/run; then
@@ -96,6 +104,16 @@ while :; do
     if workload; then wl_runs=$((wl_runs + 1)); else wl_fail=$((wl_fail + 1)); fi
     cat $s/state > /tmp/state
     hits_armed=$((hits_armed + $(field hits /tmp/state) - h0))
+    if [ "$SWEEP_OPTIMIZE" = 1 ]; then
+      if echo 1 > $s/optimize; then
+        h0=$(field hits /tmp/state)
+        if workload; then opt_runs=$((opt_runs + 1)); else opt_wl_fail=$((opt_wl_fail + 1)); fi
+        cat $s/state > /tmp/state
+        hits_opt=$((hits_opt + $(field hits /tmp/state) - h0))
+      else
+        opt_fail=$((opt_fail + 1))
+      fi
+    fi
   fi
   echo 1 > $s/release
   scan_kmsg
@@ -144,6 +162,72 @@ check "after unregister: every probed function's text is as it was ($(field text
 check "after unregister: no probe left in $d/list" sh -c "[ ! -s $d/list ]"
 check "the kernel is whole: a second run of the workload after unregister still works" workload
 check "the module's verdict is PASS" grep -q '^OKP-SWEEP: PASS ' /tmp/report
+
+if [ "$SWEEP_OPTIMIZE" = 1 ]; then
+  cat $s/optimize > /tmp/optimize
+  cat /tmp/optimize
+  check "optimization on: debug.okprobes-optimization is 1" is "$(cat /proc/sys/debug/okprobes-optimization)" 1
+  check "optimization on: probes were jump-optimized ($(field optimized /tmp/optimize) of $(field armed /tmp/optimize) armed, $(field ftrace /tmp/optimize) through ftrace, $(field not_optimized /tmp/optimize) not optimized with a reason)" \
+    ge "$(field optimized /tmp/optimize)" 1
+  check "optimization on: every armed probe optimized, through ftrace or refused with a reason after the optimizer ran ($(field pending /tmp/optimize) neither)" \
+    is "$(field pending /tmp/optimize)$opt_fail" 00
+  check "optimization on: the workload ran through the optimized probes ($opt_runs runs, $opt_wl_fail failed, $hits_opt hits)" \
+    sh -c "[ $opt_runs -gt 0 ] && [ $opt_wl_fail = 0 ]"
+fi
+
+# Return probes on every sampled function (sweep_return.c): all armed at once, a workload, the
+# counts checked with every CPU stopped, unregistered, checked again after another workload.
+if [ "$SWEEP_RETURN" = 1 ]; then
+  r=$s/return t_ret=$(date +%s)
+  dmesg -n 1
+  echo run > $r; ret_run=$?
+  ret_wl=0
+  workload && ret_wl=$((ret_wl + 1))
+  echo check > $r
+  workload && ret_wl=$((ret_wl + 1))
+  echo check > $r; ret_check=$?
+  echo release > $r; ret_release=$?
+  ret_list=$(wc -l < $d/list)
+  workload && ret_wl=$((ret_wl + 1)); sleep 1
+  echo verify > $r; ret_verify=$?
+  dmesg -n "$printk0"
+  cat $r > /tmp/return
+  cat /tmp/return
+  echo "OKP-RETURN: time $(($(date +%s) - t_ret)) s"
+  check "return probes: every step worked (run $ret_run, check $ret_check, release $ret_release, verify $ret_verify)" \
+    is "$ret_run$ret_check$ret_release$ret_verify" 0000
+  check "return probes: $(field accepted /tmp/return) of $(field funcs /tmp/return) accepted, every refusal with an errno and a reason ($(field no_reason /tmp/return) without)" \
+    sh -c "[ $(field accepted /tmp/return) -ge 1 ] && [ $(field no_reason /tmp/return)$(field wrong_errno /tmp/return) = 00 ]"
+  check "return probes: the workload ran 3 times around them ($ret_wl)" is "$ret_wl" 3
+  check "return probes fired: $(field fired /tmp/return) functions returned through them ($(field returns /tmp/return) returns, $(field entries /tmp/return) entries)" \
+    ge "$(field fired /tmp/return)" 1
+  check "return probes: returns <= entries on every probe, entries - returns - reclaimed never negative" \
+    is "$(field check_order_bad /tmp/return)$(field negative_flight /tmp/return)" 00
+  check "return probes: with all CPUs stopped, instances in flight ($(field in_flight_armed /tmp/return)) == return stubs in use ($(field stubs_armed /tmp/return))" \
+    is "$(field check_sum_bad /tmp/return)" 0
+  check "return probes: every return handler found its entry's data, in the same task" \
+    is "$(field cookie_bad /tmp/return)$(field task_bad /tmp/return)" 00
+  check "return probes: no handler ran after unregister" is "$(field frozen_bad /tmp/return)" 0
+  check "return probes: stubs still in use after unregister ($(field stubs_verify /tmp/return)) <= frames in flight at unregister ($(field in_flight_release /tmp/return))" \
+    is "$(field stubs_left_bad /tmp/return)" 0
+  check "return probes: every function's entry restored, no probe left in $d/list ($ret_list lines)" \
+    is "$(field text_bad /tmp/return)$ret_list" 00
+  check "return probes: the module's verdict is PASS" grep -q '^OKP-RETURN: PASS ' /tmp/return
+fi
+
+# Differential decoding (sweep_decode.c): every instruction of every vmlinux text function,
+# okprobes' Zydis against the kernel's decoder.
+if [ "$SWEEP_DECODE" = 1 ]; then
+  t_dec=$(date +%s)
+  echo "$stext $etext" > $s/decode; dec_ret=$?
+  cat $s/decode > /tmp/decode
+  cat /tmp/decode
+  echo "OKP-DECODE: time $(($(date +%s) - t_dec)) s"
+  check "differential decoding ran over vmlinux text: $(field funcs /tmp/decode) functions, $(field insns /tmp/decode) instructions (write $dec_ret)" \
+    sh -c "[ $dec_ret = 0 ] && [ $(field insns /tmp/decode) -ge 10000 ]"
+  check "Zydis and the kernel's decoder agree on every reachable instruction: $(field disagree /tmp/decode) disagreements, $(field unexplained /tmp/decode) unexplained" \
+    is "$(field unexplained /tmp/decode)" 0
+fi
 check "okp_sweep unloads" rmmod okp_sweep
 check "still no new taint flag" is "$(new_taint)" 0
 
