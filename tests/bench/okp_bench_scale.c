@@ -15,9 +15,11 @@
  *
  * okprobes phase: `rounds` rounds (after `warmup`); each round walks the levels upwards,
  * registering each level's additional background probes with okp_register_kprobes(), and at
- * each level runs three states of `calls` calls each:
+ * each level runs these states `scale_reps` times, interleaved, `calls` calls each:
  *   none      okp_bench_target and okp_bench_target_opt with no probe (their loop)
- *   okp-int3  a hot okp_kprobe on okp_bench_target's `mov` (emulated in the trap), sysctl 0
+ *   okp-int3  a hot okp_kprobe on okp_bench_target's `mov` (emulated in the trap), sysctl 0,
+ *             registered at the start of the round before any background probe (so it is
+ *             at the tail of its hash chain) and enabled only for its runs
  *   okp-opt   a hot okp_kprobe on okp_bench_target_opt+3 (`add`), sysctl 1, a jump
  * then unregisters all background probes in one okp_unregister_kprobes() call. Levels are
  * interleaved within a round, so host load drifts over all of them alike.
@@ -30,9 +32,12 @@
  * okp_kprobe, sizeof printed, is not included: it is the client's).
  *
  * Output lines:
- *   BENCH-SCALE framework=okp|kernel n=N state=S calls=C rounds=R ns_per_call=X
- *         min_ns_per_call=X overhead_ns=X          (median over rounds; overhead: minus none)
- *   BENCH-SCALE-FLAT framework=F state=S overhead_n1=X overhead_nmax=X ratio=X spread=X
+ *   BENCH-SCALE framework=okp|kernel n=N state=S calls=C samples=K ns_per_call=X
+ *         min_ns_per_call=X none_ns_per_call=X overhead_ns=X overhead_of_min_ns=X
+ *         (median over the samples, rounds * scale_reps runs; overhead: minus none; of_min:
+ *         fastest run minus fastest none run, which host load cannot inflate)
+ *   BENCH-SCALE-FLAT framework=F state=S n_max=N overhead_n1=X overhead_nmax=X ratio=X
+ *         spread=X ratio_of_min=X spread_of_min=X
  *         (overhead at the top level / at N=1; spread: (max - min) / min over the levels)
  *   BENCH-SCALE-BATCH framework=okp|kernel n=N reg_ns=T unreg_ns=T
  *   BENCH-SCALE-MEM framework=okp|kernel n=N bytes_per_probe=B slab_bytes_per_probe=B
@@ -63,6 +68,9 @@ unsigned long okp_bench_target(unsigned long x);
 unsigned int scale_max = 10000;
 module_param(scale_max, uint, 0444);
 MODULE_PARM_DESC(scale_max, "largest number of background probes (<= 10240)");
+unsigned int scale_reps = 5;
+module_param(scale_reps, uint, 0444);
+MODULE_PARM_DESC(scale_reps, "runs of each state per level and round (samples: rounds * scale_reps)");
 static bool scale_kernel = true;
 module_param(scale_kernel, bool, 0444);
 MODULE_PARM_DESC(scale_kernel, "run the kernel's kprobes phase of the scale benchmark too");
@@ -163,13 +171,37 @@ static noinline u64 scale_loop(bool opt, unsigned long n)
 	return t1 - t0;
 }
 
+/*
+ * The hot int3 probes are registered once per round (okprobes) or once (kernel), before any
+ * background probe: both hash tables add at the head of a chain, so the hot probe sits at the
+ * tail of its chain, behind every background probe that shares its bucket (the worst case of
+ * a lookup). They are disabled for `none` runs and enabled for int3 runs (outside the timing).
+ */
+static struct okp_kprobe okp_hot_int3;
+static struct kprobe kernel_hot;
+
+static bool okp_hot_register(void)
+{
+	int ret;
+
+	memset(&okp_hot_int3, 0, sizeof(okp_hot_int3));
+	okp_hot_int3.addr = first_insn(okp_bench_target);
+	okp_hot_int3.pre_handler = sc_opre;
+	okp_hot_int3.flags = OKP_KPROBE_FLAG_DISABLED;
+	ret = okp_register_kprobe(&okp_hot_int3);
+	if (ret)
+		bench_error("scale okp_register_kprobe at %pS: %d (%s)", okp_hot_int3.addr, ret,
+			    okp_kprobe_reason(&okp_hot_int3));
+	return !ret;
+}
+
 /* One okprobes run of state st with n background probes registered; 0 on failure. */
 static u64 okp_run(enum scale_state st, unsigned int n)
 {
 	static struct okp_kprobe hot;
 	bool opt = st == SC_OPT || st == SC_NONE_OPT;
-	void *addr = opt ? first_insn(okp_bench_target_opt) + OPT_PROBE_OFFSET :
-			   first_insn(okp_bench_target);
+	void *addr = first_insn(okp_bench_target_opt) + OPT_PROBE_OFFSET;
+	unsigned long nhit0;
 	u64 ns;
 	int ret;
 
@@ -181,7 +213,27 @@ static u64 okp_run(enum scale_state st, unsigned int n)
 				    okp_state_name[st], scale_pre_hits);
 		return ns;
 	}
-	if (st == SC_OPT && !bench_sysctl_write(OKP_OPT, 1))
+	if (st == SC_INT3) {
+		ret = okp_enable_kprobe(&okp_hot_int3);
+		if (ret) {
+			bench_error("scale n=%u okp_enable_kprobe: %d", n, ret);
+			return 0;
+		}
+		msleep(30);	/* an optimizer that should not be on would show itself */
+		if ((okp_hot_int3.flags & OKP_KPROBE_FLAG_OPTIMIZED) || text_is_jump(okp_hot_int3.addr))
+			bench_error("scale n=%u the hot int3 probe is a jump", n);
+		scale_pre_hits = 0;
+		nhit0 = okp_hot_int3.nhit;
+		ns = scale_loop(false, calls);
+		if (scale_pre_hits != calls || okp_hot_int3.nhit - nhit0 != calls || okp_hot_int3.nmissed)
+			bench_error("scale n=%u state=okp-int3 %lu handler calls, nhit=%lu nmissed=%lu for %lu calls",
+				    n, scale_pre_hits, okp_hot_int3.nhit - nhit0, okp_hot_int3.nmissed, calls);
+		okp_disable_kprobe(&okp_hot_int3);
+		cond_resched();
+		return ns;
+	}
+	/* SC_OPT: the jump path never looks the probe up; registered per run. */
+	if (!bench_sysctl_write(OKP_OPT, 1))
 		return 0;
 	memset(&hot, 0, sizeof(hot));
 	hot.addr = addr;
@@ -193,22 +245,17 @@ static u64 okp_run(enum scale_state st, unsigned int n)
 		bench_sysctl_write(OKP_OPT, 0);
 		return 0;
 	}
-	if (st == SC_OPT)
-		okp_wait_for_optimizer();
-	else
-		msleep(30);	/* an optimizer that should not be on would show itself */
-	if (!!(hot.flags & OKP_KPROBE_FLAG_OPTIMIZED) != (st == SC_OPT) ||
-	    text_is_jump(addr) != (st == SC_OPT))
-		bench_error("scale n=%u state=%s the hot probe is %sa jump (%s)", n, okp_state_name[st],
-			    text_is_jump(addr) ? "" : "not ", okp_kprobe_reason(&hot));
+	okp_wait_for_optimizer();
+	if (!(hot.flags & OKP_KPROBE_FLAG_OPTIMIZED) || !text_is_jump(addr))
+		bench_error("scale n=%u state=%s the hot probe is not a jump (%s)", n, okp_state_name[st],
+			    okp_kprobe_reason(&hot));
 	scale_pre_hits = 0;
-	ns = scale_loop(opt, calls);
+	ns = scale_loop(true, calls);
 	if (scale_pre_hits != calls || hot.nhit != calls || hot.nmissed)
 		bench_error("scale n=%u state=%s %lu handler calls, nhit=%lu nmissed=%lu for %lu calls",
 			    n, okp_state_name[st], scale_pre_hits, hot.nhit, hot.nmissed, calls);
 	okp_unregister_kprobe(&hot);
-	if (st == SC_OPT)
-		bench_sysctl_write(OKP_OPT, 0);
+	bench_sysctl_write(OKP_OPT, 0);
 	cond_resched();
 	return ns;
 }
@@ -216,74 +263,80 @@ static u64 okp_run(enum scale_state st, unsigned int n)
 /* One kernel run of state st (SC_NONE or SC_INT3); 0 on failure. */
 static u64 kernel_run(enum scale_state st, unsigned int n)
 {
-	static struct kprobe hot;
 	u64 ns;
 	int ret;
 
 	if (st == SC_NONE)
 		return scale_loop(false, calls);
-	memset(&hot, 0, sizeof(hot));
-	hot.addr = first_insn(okp_bench_target);
-	hot.pre_handler = sc_kpre;
-	ret = register_kprobe(&hot);
+	ret = enable_kprobe(&kernel_hot);
 	if (ret) {
-		bench_error("scale n=%u register_kprobe at %pS: %d", n, hot.addr, ret);
+		bench_error("scale n=%u enable_kprobe: %d", n, ret);
 		return 0;
 	}
 	msleep(30);
 	scale_pre_hits = 0;
 	ns = scale_loop(false, calls);
-	if (scale_pre_hits != calls || hot.nmissed)
+	if (scale_pre_hits != calls || kernel_hot.nmissed)
 		bench_error("scale n=%u state=kernel-int3 %lu handler calls, nmissed=%lu for %lu calls",
-			    n, scale_pre_hits, hot.nmissed, calls);
-	unregister_kprobe(&hot);
+			    n, scale_pre_hits, kernel_hot.nmissed, calls);
+	disable_kprobe(&kernel_hot);
 	cond_resched();
 	return ns;
 }
 
-/* times[level][state][round] */
+/* times[level][state][sample]; a sample is one run, rounds * scale_reps of them per state */
 static u64 (*scale_times)[SC_NR][MAX_ROUNDS];
+static unsigned int nsamples;
 
 static void report(const char *fw, const char *const *names, unsigned int nlevels,
 		   const enum scale_state *states, unsigned int nstates)
 {
 	static u64 sorted[MAX_ROUNDS];
-	u64 ov[NLEVELS];
-	char a[32], b[32], c[32], d[32];
+	u64 ov[NLEVELS], ovmin[NLEVELS];
+	char a[32], b[32], c[32], d[32], e[32], f[32];
 	unsigned int l, s;
 
 	for (s = 0; s < nstates; s++) {
 		enum scale_state st = states[s];
 		enum scale_state base = st == SC_OPT ? SC_NONE_OPT : SC_NONE;
-		u64 lo = U64_MAX, hi = 0;
+		u64 lo = U64_MAX, hi = 0, lo_min = U64_MAX, hi_min = 0;
 
 		if (st == SC_NONE || st == SC_NONE_OPT)
 			continue;
 		for (l = 0; l < nlevels; l++) {
 			u64 med, min, bmed;
 
-			memcpy(sorted, scale_times[l][st], rounds * sizeof(u64));
-			med = median(sorted, rounds);
+			u64 bmin;
+
+			memcpy(sorted, scale_times[l][st], nsamples * sizeof(u64));
+			med = median(sorted, nsamples);
 			min = sorted[0];
-			memcpy(sorted, scale_times[l][base], rounds * sizeof(u64));
-			bmed = median(sorted, rounds);
+			memcpy(sorted, scale_times[l][base], nsamples * sizeof(u64));
+			bmed = median(sorted, nsamples);
+			bmin = sorted[0];
 			/* picoseconds per call */
 			med = div64_u64(med * 1000, calls);
 			min = div64_u64(min * 1000, calls);
 			bmed = div64_u64(bmed * 1000, calls);
+			bmin = div64_u64(bmin * 1000, calls);
 			ov[l] = med > bmed ? med - bmed : 0;
+			ovmin[l] = min > bmin ? min - bmin : 0;
+			lo_min = min(lo_min, ovmin[l]);
+			hi_min = max(hi_min, ovmin[l]);
 			lo = min(lo, ov[l]);
 			hi = max(hi, ov[l]);
-			pr_info("BENCH-SCALE framework=%s n=%u state=%s calls=%lu rounds=%u ns_per_call=%s min_ns_per_call=%s none_ns_per_call=%s overhead_ns=%s\n",
-				fw, levels[l], names[st], calls, rounds, milli(a, sizeof(a), med),
+			pr_info("BENCH-SCALE framework=%s n=%u state=%s calls=%lu samples=%u ns_per_call=%s min_ns_per_call=%s none_ns_per_call=%s overhead_ns=%s overhead_of_min_ns=%s\n",
+				fw, levels[l], names[st], calls, nsamples, milli(a, sizeof(a), med),
 				milli(b, sizeof(b), min), milli(c, sizeof(c), bmed),
-				milli(d, sizeof(d), ov[l]));
+				milli(d, sizeof(d), ov[l]), milli(e, sizeof(e), ovmin[l]));
 		}
-		pr_info("BENCH-SCALE-FLAT framework=%s state=%s n_max=%u overhead_n1=%s overhead_nmax=%s ratio=%s spread=%s\n",
+		pr_info("BENCH-SCALE-FLAT framework=%s state=%s n_max=%u overhead_n1=%s overhead_nmax=%s ratio=%s spread=%s ratio_of_min=%s spread_of_min=%s\n",
 			fw, names[st], levels[nlevels - 1], milli(a, sizeof(a), ov[0]),
 			milli(b, sizeof(b), ov[nlevels - 1]),
 			milli(c, sizeof(c), ratio_milli(ov[nlevels - 1], ov[0])),
-			milli(d, sizeof(d), ratio_milli(hi - lo, lo)));
+			milli(d, sizeof(d), ratio_milli(hi - lo, lo)),
+			milli(e, sizeof(e), ratio_milli(ovmin[nlevels - 1], ovmin[0])),
+			milli(f, sizeof(f), ratio_milli(hi_min - lo_min, lo_min)));
 	}
 }
 
@@ -310,11 +363,13 @@ static void mem_snapshot(struct mem_snapshot *m)
 static void okp_phase(unsigned int nlevels)
 {
 	static const enum scale_state order[] = { SC_NONE, SC_INT3, SC_NONE_OPT, SC_OPT };
-	unsigned int r, l, s, have;
+	unsigned int r, l, s, rep, have;
 	int ret;
 
 	for (r = 0; r < warmup + rounds && !errors; r++) {
 		have = 0;
+		if (!okp_hot_register())
+			break;
 		for (l = 0; l < nlevels && !errors; l++) {
 			unsigned int n = levels[l];
 
@@ -341,16 +396,19 @@ static void okp_phase(unsigned int nlevels)
 					bench_error("scale: background probe 0 nhit=%lu after one call",
 						    bg_okp[0].nhit);
 			}
-			for (s = 0; s < ARRAY_SIZE(order); s++) {
-				u64 ns = okp_run(order[s], n);
+			for (rep = 0; rep < scale_reps; rep++) {
+				for (s = 0; s < ARRAY_SIZE(order); s++) {
+					u64 ns = okp_run(order[s], n);
 
-				if (!ns)
-					break;
-				if (r >= warmup)
-					scale_times[l][order[s]][r - warmup] = ns;
+					if (!ns)
+						break;
+					if (r >= warmup)
+						scale_times[l][order[s]][(r - warmup) * scale_reps + rep] = ns;
+				}
 			}
 		}
 		okp_unregister_kprobes(bg_okp_ptrs, have);
+		okp_unregister_kprobe(&okp_hot_int3);
 	}
 	if (!errors)
 		report("okp", okp_state_name, nlevels, order, ARRAY_SIZE(order));
@@ -359,11 +417,20 @@ static void okp_phase(unsigned int nlevels)
 static void kernel_phase(unsigned int nlevels)
 {
 	static const enum scale_state order[] = { SC_NONE, SC_INT3 };
-	unsigned int r, l, s, have = 0;
+	unsigned int r, l, s, rep, have = 0;
 	struct mem_snapshot before, after;
 	u64 reg_total = 0;
 	int ret;
 
+	memset(&kernel_hot, 0, sizeof(kernel_hot));
+	kernel_hot.addr = first_insn(okp_bench_target);
+	kernel_hot.pre_handler = sc_kpre;
+	kernel_hot.flags = KPROBE_FLAG_DISABLED;
+	ret = register_kprobe(&kernel_hot);
+	if (ret) {
+		bench_error("scale register_kprobe at %pS: %d", kernel_hot.addr, ret);
+		return;
+	}
 	msleep(100);
 	mem_snapshot(&before);
 	for (l = 0; l < nlevels && !errors; l++) {
@@ -389,13 +456,15 @@ static void kernel_phase(unsigned int nlevels)
 				sizeof(struct kprobe));
 		}
 		for (r = 0; r < warmup + rounds && !errors; r++) {
-			for (s = 0; s < ARRAY_SIZE(order); s++) {
-				u64 ns = kernel_run(order[s], n);
+			for (rep = 0; rep < scale_reps; rep++) {
+				for (s = 0; s < ARRAY_SIZE(order); s++) {
+					u64 ns = kernel_run(order[s], n);
 
-				if (!ns)
-					break;
-				if (r >= warmup)
-					scale_times[l][order[s]][r - warmup] = ns;
+					if (!ns)
+						break;
+					if (r >= warmup)
+						scale_times[l][order[s]][(r - warmup) * scale_reps + rep] = ns;
+				}
 			}
 		}
 	}
@@ -407,6 +476,7 @@ static void kernel_phase(unsigned int nlevels)
 		pr_info("BENCH-SCALE-BATCH framework=kernel n=%u reg_ns=%llu unreg_ns=%llu\n", have,
 			reg_total, ktime_get_ns() - t0);
 	}
+	unregister_kprobe(&kernel_hot);
 	if (!errors)
 		report("kernel", kernel_state_name, nlevels, order, ARRAY_SIZE(order));
 }
@@ -448,12 +518,14 @@ void bench_scale(void)
 {
 	unsigned int nlevels = usable_levels();
 
-	if (scale_max > OKP_BENCH_SCALE || !nlevels) {
-		bench_error("scale_max %u: 1..%d", scale_max, OKP_BENCH_SCALE);
+	nsamples = rounds * scale_reps;
+	if (scale_max > OKP_BENCH_SCALE || !nlevels || !nsamples || nsamples > MAX_ROUNDS) {
+		bench_error("scale_max %u (1..%d), rounds * scale_reps %u (1..%d)", scale_max,
+			    OKP_BENCH_SCALE, nsamples, MAX_ROUNDS);
 		return;
 	}
-	pr_info("BENCH-INFO scale scale_max=%u levels=%u calls=%lu rounds=%u warmup=%u kernel=%d\n",
-		scale_max, nlevels, calls, rounds, warmup, scale_kernel);
+	pr_info("BENCH-INFO scale scale_max=%u levels=%u calls=%lu rounds=%u scale_reps=%u warmup=%u kernel=%d\n",
+		scale_max, nlevels, calls, rounds, scale_reps, warmup, scale_kernel);
 	bg_okp = vzalloc(array_size(scale_max, sizeof(*bg_okp)));
 	bg_okp_ptrs = vzalloc(array_size(scale_max, sizeof(*bg_okp_ptrs)));
 	bg_k = vzalloc(array_size(scale_max, sizeof(*bg_k)));
