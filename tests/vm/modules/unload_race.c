@@ -193,6 +193,9 @@ static int churner_fn(void *data)
 		ret = okp_register_kprobe(&kp);
 		if (ret) {
 			count_refusal(ret);
+			/* the target is away (each refusal is logged): try again soon, not at once */
+			msleep(10);
+			continue;
 		} else {
 			atomic_long_inc(&churn_ok);
 			udelay(20);
