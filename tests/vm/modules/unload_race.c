@@ -146,6 +146,8 @@ static int registrar_fn(void *data)
 				cur = next;
 				number++;
 				WRITE_ONCE(armed, number);
+			} else {
+				msleep(5);	/* the target is away; each refusal is logged */
 			}
 		} else if (gone(&gens[cur]) && !gens[cur].reported) {
 			struct generation *g = &gens[cur];
