@@ -76,6 +76,26 @@ class AddressHashTable {
       for (T* obj = buckets_[b]; obj; obj = obj->hash_next_) fn(*obj);
   }
 
+  // Writer side: visits every entry whose key is in [start, end); fn(T&) must not modify the
+  // table. Registration asks this of ranges a few bytes to a function long, on a table that
+  // may hold tens of thousands of probes: it looks the range's keys up one by one when the
+  // range is the smaller, and walks the table otherwise, so the cost is min(range, size)
+  // chains (a whole-table walk per registration made a batch of 10k quadratic).
+  template <typename Fn>
+  void for_each_in_range(okp_addr_t start, okp_addr_t end, Fn fn) const {
+    if (end <= start) return;
+    if (end - start < size_) {
+      for (okp_addr_t a = start; a < end; ++a)
+        for (T* obj = buckets_[bucket_index(a)]; obj; obj = obj->hash_next_)
+          if (obj->hash_key() == a) fn(*obj);
+      return;
+    }
+    for_each([&](T& obj) {
+      const okp_addr_t key = obj.hash_key();
+      if (key >= start && key < end) fn(obj);
+    });
+  }
+
   usize size() const { return size_; }
 
   // Fibonacci hashing: code addresses share low alignment bits and high kernel bits, so

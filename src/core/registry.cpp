@@ -107,7 +107,9 @@ ProbeRecord* Registry::find_record(Locked lock, const okp_kprobe* kp) const {
 }
 
 void Registry::recover_original(okp_addr_t start, u8* bytes, usize n) const {
-  table_.for_each([&](const Site& s) {
+  // Only sites that can reach into [start, start + n): a lookup per address of that span,
+  // not a walk of every site (called for each registration: a batch of 10k was quadratic).
+  table_.for_each_in_range(patch_reach(start), start + n, [&](const Site& s) {
     if (s.ftrace || !s.live()) return;
     for (usize i = 0; i < s.patch_size; ++i) {
       okp_addr_t a = s.addr + i;

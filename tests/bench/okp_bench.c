@@ -46,6 +46,9 @@
  *    entries), return-opt, speedup-okp, speedup-kernel.
  * 6. Registration until optimized (okp_bench_opt.c): 1, 100, 1000 probes, one per function,
  *    framework kernel / okp-wait / okp-poll.
+ * 7. Scale (`scale`, okp_bench_scale.c, `tests/bench/run --scale`): one hot probe's hit cost
+ *    with 1..10000 other probes registered, memory per probe, batches of 10000; its output
+ *    lines (BENCH-SCALE*) are documented there.
  *
  * Output lines (all start with BENCH; values are integers or fixed-point decimals):
  *   BENCH-INFO key=value ...
@@ -114,6 +117,9 @@ MODULE_PARM_DESC(classic, "run the breakpoint parts (hit, return, registration),
 static bool opt = true;
 module_param(opt, bool, 0444);
 MODULE_PARM_DESC(opt, "run the jump-optimization parts (okp_bench_opt.c)");
+static bool scale;
+module_param(scale, bool, 0444);
+MODULE_PARM_DESC(scale, "run the scale benchmark (okp_bench_scale.c: 1..10000 registered probes)");
 
 enum bench_state { S_NONE, S_KBOOST, S_KSTEP, S_OBOOST, S_OSTEP, S_NR };
 
@@ -633,8 +639,8 @@ static int __init okp_bench_init(void)
 		       MAX_ROUNDS);
 		return -EINVAL;
 	}
-	pr_info("BENCH-INFO calls=%lu rounds=%u warmup=%u reg_reps=%u reg_max=%u classic=%d opt=%d\n",
-		calls, rounds, warmup, reg_reps, reg_max, classic, opt);
+	pr_info("BENCH-INFO calls=%lu rounds=%u warmup=%u reg_reps=%u reg_max=%u classic=%d opt=%d scale=%d\n",
+		calls, rounds, warmup, reg_reps, reg_max, classic, opt, scale);
 	for (t = 0; t < T_NR; t++)
 		pr_info("BENCH-INFO target=%s fn=%pS probe=%pS okp_emulates=%d\n", targets[t].name,
 			targets[t].fn, first_insn(targets[t].fn), targets[t].okp_emulates);
@@ -658,6 +664,8 @@ static int __init okp_bench_init(void)
 		bench_sysctl_write(KPROBES_OPT, 0);
 		bench_sysctl_write(OKP_OPT, 0);
 	}
+	if (scale && !errors)
+		bench_scale();
 	pr_info("BENCH-DONE errors=%u\n", errors);
 	return 0;
 }

@@ -44,6 +44,9 @@ void bench_opt_registration(void);
 bool bench_kernel_optimized_wait(struct kprobe *kp, const char *what);
 void bench_kernel_optimizer_flush(void);
 
+/* okp_bench_scale.c */
+void bench_scale(void);
+
 /* okp_bench_text.S */
 unsigned long okp_bench_target_lea(unsigned long x);
 unsigned long okp_bench_target_opt(unsigned long x);
