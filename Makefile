@@ -90,5 +90,11 @@ bench: setup
 fuzz: setup
 	@$(OKP_ROOT)/tests/fuzz/run --time $(or $(FUZZ_TIME),600) $(FUZZ_ARGS)
 
+# A self-contained DKMS source tree (dkms.conf, sources, Zydis): build/dkms/okprobes-<version>/
+# (docs/client-modules.md, "okprobes itself through DKMS").
+.PHONY: dkms-tree
+dkms-tree: setup
+	@$(OKP_ROOT)/scripts/dkms-tree
+
 clean:
 	rm -rf $(OKP_ROOT)/build

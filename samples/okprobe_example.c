@@ -6,6 +6,7 @@
  * console. Load with `insmod okprobe_example.ko symbol=do_sys_openat2 offset=0x4`, or by
  * address with `insmod okprobe_example.ko addr=0xffffffff81234560`; `post=0` registers it
  * without a post_handler, so that on x86-64 it is jump-optimized shortly after.
+ * A port by renaming: it needs no <linux/kprobes.h> (__kprobes -> __okp_kprobes).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -66,7 +67,9 @@ static void log_stack(void)
 	pr_info("stack:%s\n", line);
 }
 
-static int handler_pre(struct okp_kprobe *p, struct pt_regs *regs)
+/* __okp_kprobes, as the kernel's sample marks its handlers __kprobes: okprobes refuses probes
+ * on them (a probe there would recurse into this handler). */
+static int __okp_kprobes handler_pre(struct okp_kprobe *p, struct pt_regs *regs)
 {
 	if (dump && !atomic_xchg(&dumped, 1))
 		log_stack();
@@ -76,7 +79,7 @@ static int handler_pre(struct okp_kprobe *p, struct pt_regs *regs)
 	return 0;
 }
 
-static void handler_post(struct okp_kprobe *p, struct pt_regs *regs, unsigned long flags)
+static void __okp_kprobes handler_post(struct okp_kprobe *p, struct pt_regs *regs, unsigned long flags)
 {
 	if (__ratelimit(&okp_example_rs))
 		pr_info("<%s+%#x> post: ip=%lx status=%lx\n", p->symbol_name, p->offset,

@@ -8,6 +8,8 @@
  * statistics okprobes keeps (peak instances in use, misses by cause).
  *
  *   insmod okretprobe_example.ko func=do_sys_openat2
+ *
+ * A port by renaming: it needs no <linux/kprobes.h> (NOKPROBE_SYMBOL -> OKP_NOKPROBE_SYMBOL).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -46,6 +48,8 @@ static int entry_handler(struct okp_kretprobe_instance *ri, struct pt_regs *regs
 	data->entry_ns = ktime_get_mono_fast_ns();
 	return 0;
 }
+/* As kretprobe_example.c's NOKPROBE_SYMBOL(): okprobes refuses probes on the handlers. */
+OKP_NOKPROBE_SYMBOL(entry_handler);
 
 static int ret_handler(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -58,6 +62,7 @@ static int ret_handler(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
 			(long long)delta);
 	return 0;
 }
+OKP_NOKPROBE_SYMBOL(ret_handler);
 
 static struct okp_kretprobe my_kretprobe = {
 	.handler = ret_handler,

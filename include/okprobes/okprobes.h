@@ -166,6 +166,30 @@ unsigned long okp_kretprobe_find_ret_addr(void *task, unsigned long addr);
  * are unregistered and every frame returned). */
 unsigned long okp_return_stubs_in_use(void);
 
+/*
+ * --- Annotations: NOKPROBE_SYMBOL() and __kprobes, for okprobes' probes. ---
+ *
+ * A client's handlers run on okprobes' hit path: a probe on one of them would recurse. These
+ * keep a function out of okprobes' probes (okp_register_kprobe() refuses it with -EINVAL,
+ * "0x... is blacklisted: FN [OKP_NOKPROBE_SYMBOL]", and debugfs `blacklist` lists it), for
+ * client modules loaded before or after okprobes; the entries go when the module unloads.
+ * They need no <linux/kprobes.h> and work on a kernel without CONFIG_KPROBES.
+ *
+ * OKP_NOKPROBE_SYMBOL(fn): as NOKPROBE_SYMBOL(fn), after fn's definition. It emits a
+ * pointer to fn named __okp_nokprobe_<fn>, which okprobes reads off the module's symbols
+ * (for a module loaded before okprobes that takes CONFIG_KALLSYMS_ALL, as the kernel's own
+ * NOKPROBE_SYMBOL names do; Debian's kernels have it). Taking fn's address also keeps it
+ * out of line, as NOKPROBE_SYMBOL does.
+ *
+ * __okp_kprobes: as __kprobes, on a function's definition: the function goes into the
+ * module's .kprobes.text, which okprobes blacklists whole (and the kernel's kprobes too).
+ */
+#define OKP_NOKPROBE_PREFIX "__okp_nokprobe_"
+#define OKP_NOKPROBE_SYMBOL(fname)						\
+	static void *const __okp_nokprobe_##fname				\
+	__attribute__((__used__, __section__(".okp_nokprobe"))) = (void *)&fname
+#define __okp_kprobes __attribute__((__section__(".kprobes.text")))
+
 /* The API version of the loaded okprobes.ko; a client compares it with OKP_API_VERSION. */
 unsigned int okp_api_version(void);
 

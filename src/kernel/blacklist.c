@@ -12,7 +12,9 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/version.h>
+#include <okprobes/okprobes.h>
 
 #include "okp_glue.h"
 
@@ -202,17 +204,63 @@ void okp_seam_resolve_functions(const char *const *names, okp_addr_t *addrs, uns
 	okp_ksyms.kallsyms_on_each_symbol(okp_resolve_visit, &r);
 }
 
-/* A module's own annotations: NOKPROBE_SYMBOL()s, __kprobes and noinstr text. */
+/*
+ * A client's OKP_NOKPROBE_SYMBOL(fn)s (include/okprobes/okprobes.h): each is a pointer to fn
+ * named __okp_nokprobe_<fn>, read off the module's symbol table. While a module is COMING its
+ * table is the whole ELF symtab (init copy); once live it is the core copy, which keeps data
+ * symbols only with CONFIG_KALLSYMS_ALL. The table is read with preemption off (the loader
+ * may swap the init copy for the core one and free it after a grace period), the targets
+ * collected first and blacklisted after, since adding may sleep.
+ */
+#define OKP_NOKPROBE_MAX 256
+
+static void okp_blacklist_module_nokprobe(struct module *mod)
+{
+#ifdef CONFIG_KALLSYMS
+	const size_t prefix_len = sizeof(OKP_NOKPROBE_PREFIX) - 1;
+	unsigned long *targets = kcalloc(OKP_NOKPROBE_MAX, sizeof(*targets), GFP_KERNEL);
+	struct mod_kallsyms *ks;
+	unsigned int i, count = 0;
+
+	if (!targets)
+		return;
+	preempt_disable();
+	ks = rcu_dereference_sched(mod->kallsyms);
+	for (i = 1; ks && i < ks->num_symtab && count < OKP_NOKPROBE_MAX; i++) {
+		const Elf_Sym *sym = &ks->symtab[i];
+		unsigned long target;
+
+		if (sym->st_shndx == SHN_UNDEF || !sym->st_value ||
+		    strncmp(ks->strtab + sym->st_name, OKP_NOKPROBE_PREFIX, prefix_len))
+			continue;
+		if (copy_from_kernel_nofault(&target, (void *)(unsigned long)sym->st_value,
+					     sizeof(target)) || !target)
+			continue;
+		targets[count++] = target;
+	}
+	preempt_enable();
+	/* Only the module's own text: a stray symbol of that prefix blacklists nothing else. */
+	for (i = 0; i < count; i++)
+		if (within_module(targets[i], mod))
+			okp_blacklist_symbol(targets[i], "OKP_NOKPROBE_SYMBOL", mod);
+	kfree(targets);
+#endif
+}
+
+/* A module's own annotations: NOKPROBE_SYMBOL()s, __kprobes and noinstr text, and okprobes'
+ * counterparts OKP_NOKPROBE_SYMBOL() and __okp_kprobes (which uses .kprobes.text). */
 void okp_blacklist_module(struct module *mod)
 {
 	unsigned int i;
+
+	okp_blacklist_module_nokprobe(mod);
 
 #ifdef CONFIG_KPROBES
 	for (i = 0; i < mod->num_kprobe_blacklist; i++)
 		okp_blacklist_symbol(mod->kprobe_blacklist[i], "_kprobe_blacklist", mod);
 	okp_blacklist_range((unsigned long)mod->kprobes_text_start,
 			    (unsigned long)mod->kprobes_text_start + mod->kprobes_text_size,
-			    ".kprobes.text", ".kprobes.text", mod);
+			    ".kprobes.text", ".kprobes.text (__kprobes, __okp_kprobes)", mod);
 #endif
 	okp_blacklist_range((unsigned long)mod->noinstr_text_start,
 			    (unsigned long)mod->noinstr_text_start + mod->noinstr_text_size,
