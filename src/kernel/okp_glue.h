@@ -94,6 +94,8 @@ bool okp_jump_label_in(unsigned long addr, unsigned long len);
 unsigned int okp_arch_jump_entry_size(unsigned long code);
 
 int okp_blacklist_init(void);
+/* Has the running kernel kprobes of its own (CONFIG_KPROBES)? Known once symbols are read. */
+bool okp_kernel_has_kprobes(void);
 /* okprobes' own entry points from a breakpoint trap, ftrace and the return stubs (0: none):
  * roots of the trap path the blacklist derives (core/trap_path.h). */
 okp_addr_t okp_trap_entry_point(void);
