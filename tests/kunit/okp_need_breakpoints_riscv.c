@@ -47,5 +47,5 @@ void okp_kunit_need_breakpoints(struct kunit *test)
 		}
 	}
 	if (okp_nb_state < 0)
-		kunit_skip(test, "okprobes serves no breakpoint probes on this kernel: %s", okp_nb_reason);
+		kunit_skip(test, "okprobes refuses breakpoint probes on this kernel (%s)", okp_nb_reason);
 }

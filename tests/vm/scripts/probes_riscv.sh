@@ -79,7 +79,7 @@ else
   # even decoded, with the degraded mode's errno and reason; nothing is armed.
   for try in 0x22 0x24 0x26; do insmod /okp/okprobe_example.ko symbol=vfs_read offset=$try 2>/dev/null; done
   check "mid-function probes on vfs_read are refused with -EOPNOTSUPP and the no-KGDB reason" \
-    sh -c "[ \$(grep -c '^vfs_read+0x2[246]	-95	$no_kgdb_reason' $d/refused) = 3 ]"
+    sh -c "for o in 22 24 26; do grep -q \"^vfs_read+0x\$o	-95	$no_kgdb_reason\" $d/refused || exit 1; done"
   check "nothing was armed: list is empty, the kernel still reads files" \
     sh -c "[ ! -s $d/list ] && grep -q Linux /proc/version"
   for what in "a mid-instruction offset of vfs_read is refused with -EILSEQ" \
