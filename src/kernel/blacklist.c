@@ -205,9 +205,10 @@ void okp_seam_resolve_functions(const char *const *names, okp_addr_t *addrs, uns
 /* A module's own annotations: NOKPROBE_SYMBOL()s, __kprobes and noinstr text. */
 void okp_blacklist_module(struct module *mod)
 {
+	/* struct module has these fields only with CONFIG_KPROBES: without it there is nothing. */
+#ifdef CONFIG_KPROBES
 	unsigned int i;
 
-#ifdef CONFIG_KPROBES
 	for (i = 0; i < mod->num_kprobe_blacklist; i++)
 		okp_blacklist_symbol(mod->kprobe_blacklist[i], "_kprobe_blacklist", mod);
 	okp_blacklist_range((unsigned long)mod->kprobes_text_start,
