@@ -238,16 +238,17 @@ static int okp_blacklist_trap_path(void)
 }
 
 /*
- * Has the running kernel kprobes of its own? Its linker script defines __kprobes_text_start
- * only with CONFIG_KPROBES, and kallsyms lists it even without KALLSYMS_ALL. Without kprobes,
- * NOKPROBE_SYMBOL() and __kprobes compile to nothing: the kernel's own annotations do not
- * exist to be read, and okprobes is that kernel's only kprobes. Nothing of okprobes needs
- * them; only these two blacklist sources (and the "kernel kprobe at this address" checks of
- * text.c, which find an empty kprobe_table) are absent.
+ * Has the running kernel kprobes of its own? register_kprobe (a text symbol, listed by kallsyms
+ * even without KALLSYMS_ALL) exists only with CONFIG_KPROBES. (__kprobes_text_start does not
+ * tell: 6.1's linker script defines it, over an empty range, either way.) Without kprobes,
+ * NOKPROBE_SYMBOL() and __kprobes compile to nothing: the kernel's own annotations do not exist
+ * to be read, and okprobes is that kernel's only kprobes. Nothing of okprobes needs them; only
+ * these two blacklist sources (and the "kernel kprobe at this address" checks of text.c, which
+ * find no kprobe_table) are absent.
  */
 bool okp_kernel_has_kprobes(void)
 {
-	return okp_ksyms.__kprobes_text_start != 0;
+	return okp_ksyms.register_kprobe != 0;
 }
 
 int okp_blacklist_init(void)
@@ -259,7 +260,7 @@ int okp_blacklist_init(void)
 		okp_blacklist_range(k->__kprobes_text_start, k->__kprobes_text_end, ".kprobes.text",
 				    ".kprobes.text", NULL);
 	} else {
-		pr_info("the kernel has no kprobes of its own (CONFIG_KPROBES off: no .kprobes.text in kallsyms): okprobes is its only kprobes; its NOKPROBE_SYMBOL()/__kprobes annotations compiled to nothing, so the blacklist rests on the built-in list, the noinstr/entry sections and the derived trap path\n");
+		pr_info("the kernel has no kprobes of its own (CONFIG_KPROBES off: no register_kprobe in kallsyms): okprobes is its only kprobes; its NOKPROBE_SYMBOL()/__kprobes annotations compiled to nothing, so the blacklist rests on the built-in list, the noinstr/entry sections and the derived trap path\n");
 	}
 	okp_blacklist_range(k->__noinstr_text_start, k->__noinstr_text_end, ".noinstr.text",
 			    ".noinstr.text", NULL);
