@@ -251,10 +251,13 @@ static void okp_blacklist_module_nokprobe(struct module *mod)
  * counterparts OKP_NOKPROBE_SYMBOL() and __okp_kprobes (which uses .kprobes.text). */
 void okp_blacklist_module(struct module *mod)
 {
+#ifdef CONFIG_KPROBES
 	unsigned int i;
+#endif
 
 	okp_blacklist_module_nokprobe(mod);
 
+	/* struct module has these fields only with CONFIG_KPROBES: without it there is nothing. */
 #ifdef CONFIG_KPROBES
 	for (i = 0; i < mod->num_kprobe_blacklist; i++)
 		okp_blacklist_symbol(mod->kprobe_blacklist[i], "_kprobe_blacklist", mod);
@@ -284,12 +287,31 @@ static int okp_blacklist_trap_path(void)
 	return ret;
 }
 
+/*
+ * Has the running kernel kprobes of its own? register_kprobe (a text symbol, listed by kallsyms
+ * even without KALLSYMS_ALL) exists only with CONFIG_KPROBES. (__kprobes_text_start does not
+ * tell: 6.1's linker script defines it, over an empty range, either way.) Without kprobes,
+ * NOKPROBE_SYMBOL() and __kprobes compile to nothing: the kernel's own annotations do not exist
+ * to be read, and okprobes is that kernel's only kprobes. Nothing of okprobes needs them; only
+ * these two blacklist sources (and the "kernel kprobe at this address" checks of text.c, which
+ * find no kprobe_table) are absent.
+ */
+bool okp_kernel_has_kprobes(void)
+{
+	return okp_ksyms.register_kprobe != 0;
+}
+
 int okp_blacklist_init(void)
 {
 	struct okp_ksyms *k = &okp_ksyms;
-	okp_blacklist_nokprobe_symbols();
-	okp_blacklist_range(k->__kprobes_text_start, k->__kprobes_text_end, ".kprobes.text",
-			    ".kprobes.text", NULL);
+
+	if (okp_kernel_has_kprobes()) {
+		okp_blacklist_nokprobe_symbols();
+		okp_blacklist_range(k->__kprobes_text_start, k->__kprobes_text_end, ".kprobes.text",
+				    ".kprobes.text", NULL);
+	} else {
+		pr_info("the kernel has no kprobes of its own (CONFIG_KPROBES off: no register_kprobe in kallsyms): okprobes is its only kprobes; its NOKPROBE_SYMBOL()/__kprobes annotations compiled to nothing, so the blacklist rests on the built-in list, the noinstr/entry sections and the derived trap path\n");
+	}
 	okp_blacklist_range(k->__noinstr_text_start, k->__noinstr_text_end, ".noinstr.text",
 			    ".noinstr.text", NULL);
 	okp_blacklist_range(k->__entry_text_start, k->__entry_text_end, ".entry.text",

@@ -58,6 +58,7 @@ struct okp_ksyms {
 	unsigned long __x86_indirect_its_thunk_array;
 	unsigned long text_mutex;
 	unsigned long kprobe_table;	/* the kernel's kprobes' hash, read-only */
+	unsigned long register_kprobe;	/* only looked up: nonzero iff the kernel has kprobes */
 	unsigned long _stext, _etext, _sinittext, _einittext;
 	unsigned long __start___ex_table, __stop___ex_table;
 	unsigned long __start___jump_table, __stop___jump_table;
@@ -94,6 +95,8 @@ bool okp_jump_label_in(unsigned long addr, unsigned long len);
 unsigned int okp_arch_jump_entry_size(unsigned long code);
 
 int okp_blacklist_init(void);
+/* Has the running kernel kprobes of its own (CONFIG_KPROBES)? Known once symbols are read. */
+bool okp_kernel_has_kprobes(void);
 /* okprobes' own entry points from a breakpoint trap, ftrace and the return stubs (0: none):
  * roots of the trap path the blacklist derives (core/trap_path.h). */
 okp_addr_t okp_trap_entry_point(void);

@@ -39,6 +39,7 @@ static const struct okp_ksym_want okp_wanted[] = {
 	WANT_FN(ftrace_location_range),
 	WANT_DATA(text_mutex),
 	WANT_DATA(kprobe_table),
+	WANT_DATA(register_kprobe),
 	WANT_DATA(_stext),
 	WANT_DATA(_etext),
 	WANT_DATA(_sinittext),

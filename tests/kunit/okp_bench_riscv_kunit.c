@@ -14,6 +14,7 @@
 #include <linux/ktime.h>
 #include <linux/irqflags.h>
 #include <okprobes/okprobes.h>
+#include "okp_need_breakpoints.h"
 
 struct okp_rv_at {
 	long insn, post1, post2;
@@ -157,6 +158,7 @@ static void okp_bench_case(struct kunit *test)
 	};
 	int i;
 
+	okp_kunit_need_breakpoints(test);
 	for (i = 0; i < ARRAY_SIZE(sites); i++)
 		okp_bench_site(test, &sites[i]);
 }
@@ -185,6 +187,7 @@ static void okp_coexistence_case(struct kunit *test)
 	struct okp_kprobe same = { .addr = (okp_kprobe_opcode_t *)kp.addr,
 				   .pre_handler = okp_bench_okp_pre };
 
+	okp_kunit_need_breakpoints(test);
 	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
 	KUNIT_ASSERT_EQ_MSG(test, okp_register_kprobe(&okp), 0, "%s", okp_kprobe_reason(&okp));
 	/* The kernel's breakpoint is not okprobes' to take. */

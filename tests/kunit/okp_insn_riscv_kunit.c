@@ -15,6 +15,7 @@
 #include <linux/string.h>
 #include <asm/csr.h>
 #include <okprobes/okprobes.h>
+#include "okp_need_breakpoints.h"
 
 /* What probe_targets_riscv.S says of each target: offsets from the function. */
 struct okp_rv_at {
@@ -348,6 +349,7 @@ static void okp_rv_insn_case(struct kunit *test)
 {
 	const struct okp_rv_case *c = test->param_value;
 
+	okp_kunit_need_breakpoints(test);
 	okp_rv_run(test, c, false, false);
 	okp_rv_probe_and_run(test, c, false);
 	okp_rv_probe_and_run(test, c, true);
@@ -368,6 +370,7 @@ static void okp_rv_aggregate_case(struct kunit *test)
 				.pre_handler = okp_rv_pre, .post_handler = okp_rv_post };
 	struct okp_kprobe b = a;
 
+	okp_kunit_need_breakpoints(test);
 	memset(b.okp_reason, 0, sizeof(b.okp_reason));
 	KUNIT_ASSERT_EQ(test, okp_register_kprobe(&a), 0);
 	KUNIT_ASSERT_EQ(test, okp_register_kprobe(&b), 0);
@@ -440,7 +443,10 @@ static void okp_rv_refusal_case(struct kunit *test)
 {
 	const struct okp_rv_refusal *r = test->param_value;
 	struct okp_kprobe kp = { .addr = (okp_kprobe_opcode_t *)r->addr(), .pre_handler = okp_rv_pre };
-	int ret = okp_register_kprobe(&kp);
+	int ret;
+
+	okp_kunit_need_breakpoints(test);	/* else every refusal is the degraded mode's */
+	ret = okp_register_kprobe(&kp);
 
 	if (!ret)
 		okp_unregister_kprobe(&kp);
@@ -463,6 +469,7 @@ static void okp_rv_after_lrsc_case(struct kunit *test)
 				 .pre_handler = okp_rv_pre };
 	long word = 41;
 
+	okp_kunit_need_breakpoints(test);
 	KUNIT_ASSERT_EQ_MSG(test, okp_register_kprobe(&kp), 0, "%s", okp_kprobe_reason(&kp));
 	memset(&okp_rv_obs, 0, sizeof(okp_rv_obs));
 	okp_rv_lrsc(0, (long)&word);

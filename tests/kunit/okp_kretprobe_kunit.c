@@ -15,6 +15,7 @@
 #include <linux/sched.h>
 
 #include <okprobes/okprobes.h>
+#include "okp_need_breakpoints.h"
 
 long okp_t_helper(long a);	/* 3a + 7, probe_targets_x86.S */
 
@@ -169,6 +170,7 @@ static void okp_kretprobe_breakpoint_entry(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
+	okp_kunit_need_breakpoints(test);
 	okp_rt_setup(&rp, okp_t_helper, 4);
 	KUNIT_ASSERT_EQ_MSG(test, okp_register_kretprobe(&rp), 0, "%s", okp_kprobe_reason(&rp.kp));
 	KUNIT_EXPECT_EQ(test, rp.kp.flags & OKP_KPROBE_FLAG_FTRACE, 0U);

@@ -12,6 +12,7 @@
 #include <linux/kernel.h>
 #include <linux/ptrace.h>
 #include <okprobes/okprobes.h>
+#include "okp_need_breakpoints.h"
 
 long okp_rv_helper(long a, long b);	/* probe_targets_riscv.S: a + 7 */
 
@@ -72,6 +73,7 @@ static void okp_rv_ret_breakpoint_case(struct kunit *test)
 {
 	struct okp_kretprobe rp = {};
 
+	okp_kunit_need_breakpoints(test);
 	okp_rv_ret_register(test, &rp, okp_rv_helper);
 	KUNIT_EXPECT_FALSE(test, rp.kp.flags & OKP_KPROBE_FLAG_FTRACE);
 	KUNIT_EXPECT_EQ(test, okp_rv_helper(5, 0), 12L);

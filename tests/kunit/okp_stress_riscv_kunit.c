@@ -17,6 +17,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <okprobes/okprobes.h>
+#include "okp_need_breakpoints.h"
 
 struct okp_rv_at {
 	long insn, post1, post2;
@@ -105,6 +106,7 @@ static void okp_stress_case(struct kunit *test)
 	unsigned int cpu, n = 0, cycles = 0;
 	ktime_t t_reg = 0, t_unreg = 0, t0, t_all = ktime_get();
 
+	okp_kunit_need_breakpoints(test);
 	atomic_long_set(&okp_st_steady_hits, 0);
 	atomic_long_set(&okp_st_hits, 0);
 	atomic_long_set(&okp_st_calls, 0);

@@ -26,6 +26,7 @@
 #include <linux/sort.h>
 #include <linux/string.h>
 #include <okprobes/okprobes.h>
+#include "okp_need_breakpoints.h"
 
 /* Longest function swept: its halfwords each get a probe record. */
 #define OKP_SW_MAX_BYTES 8192
@@ -240,6 +241,7 @@ static void okp_sw_case(struct kunit *test)
 	const struct okp_sw_target *t = test->param_value;
 	struct okp_sw_result expect, again;
 
+	okp_kunit_need_breakpoints(test);
 	okp_sw_workload(&expect);
 	okp_sw_sweep(test, t, &expect);
 	/* Everything is unregistered: the text is back, the workload the same. */
