@@ -26,52 +26,69 @@ stock_abi() {
   echo "$dep"
 }
 
-# Base URI of the Debian archive this machine's apt already uses.
+# Base URI of the Debian archive this machine's apt already uses (debian_uri RELEASE: the one
+# serving that release, e.g. bookworm-security; bookworm by default).
 debian_uri() {
   apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Identifier: Packages' 2>/dev/null |
-    awk '$2 ~ /^bookworm$/ {print $1; exit}' | sed 's|/$||'
+    awk -v r="${1:-bookworm}" '$2 == r {print $1; exit}' | sed 's|/$||'
 }
 
 # apt-get/apt-cache options for one Debian suite and arch in a private state directory under
 # the cache: the machine's own apt sources are left as they are. apt_suite_init SUITE ARCH
-# sets the array apt_suite_opts (usage: apt-get "${apt_suite_opts[@]}" update).
+# sets the array apt_suite_opts (usage: apt-get "${apt_suite_opts[@]}" update). ARCH may list
+# several, comma-separated, the first the default (a foreign kernel's packages beside the
+# host's own linux-kbuild: "amd64,arm64", then name them pkg:arm64). SUITE bookworm also
+# reads bookworm-updates and bookworm-security, where Debian 12's current kernel is.
 apt_suite_init() {
-  local suite=$1 arch=$2 dir=$OKP_CACHE/apt/$1-$2 uri
+  local suite=$1 arch=$2 dir=$OKP_CACHE/apt/$1-$2 uri sec opt
   uri=$(debian_uri)
   [ -n "$uri" ] || { log "no bookworm source in this machine's apt lists"; return 1; }
   mkdir -p "$dir/lists/partial" "$dir/archives/partial" "$dir/etc"
   touch "$dir/status"
-  echo "deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main" > "$dir/etc/sources.list"
+  opt="[arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+  echo "deb $opt $uri $suite main" > "$dir/etc/sources.list"
+  if [ "$suite" = bookworm ]; then
+    echo "deb $opt $uri bookworm-updates main" >> "$dir/etc/sources.list"
+    sec=$(debian_uri bookworm-security)
+    [ -n "$sec" ] || sec=http://deb.debian.org/debian-security
+    echo "deb $opt $sec bookworm-security main" >> "$dir/etc/sources.list"
+  fi
   apt_suite_opts=(-o "Dir::State::Lists=$dir/lists" -o "Dir::State::status=$dir/status"
     -o "Dir::Cache::archives=$dir/archives" -o "Dir::Etc::SourceList=$dir/etc/sources.list"
-    -o "Dir::Etc::SourceParts=/nonexistent" -o "APT::Architecture=$arch" -o "APT::Architectures=$arch"
+    -o "Dir::Etc::SourceParts=/nonexistent" -o "APT::Architecture=${arch%%,*}" -o "APT::Architectures=$arch"
     -o "APT::Sandbox::User=root" -o "APT::Update::Error-Mode=any")
   # (Error-Mode=any: an index that failed to download fails apt-get update, instead of a
   # warning and an exit status of 0 that leaves no index behind.)
 }
 
-# Debian's stock kernels okprobes is tested on, by KERNEL name:
-#   debian          Debian 12's 6.1 (headers installed on this machine, see scripts/setup)
-#   debian-6.12     bookworm-backports' 6.12 (generic amd64 flavour)
-#   debian-6.12-rt  bookworm-backports' 6.12, PREEMPT_RT flavour
-# The 6.12 kernels are unpacked, headers and image, into $OKP_CACHE/stock/<abi>/ by
+# Debian's stock kernels okprobes is tested on, by KERNEL name (and arch):
+#   debian          Debian 12's 6.1: amd64 (headers installed on this machine, see scripts/setup),
+#                   arm64 (the same ABI number as the amd64 one, see stock_abi)
+#   debian-6.12     bookworm-backports' 6.12 (generic flavour), amd64 and arm64
+#   debian-6.12-rt  bookworm-backports' 6.12, PREEMPT_RT flavour, amd64
+# All but the amd64 6.1 are unpacked, headers and image, into $OKP_CACHE/stock/<abi>/ by
 # scripts/fetch-stock-kernel (the headers package depends on its image, so it is not installed
-# on this machine). stock_bpo_abi_pattern KERNEL is the glob of that kernel's ABI names.
-stock_bpo_abi_pattern() {
-  case "$1" in
-    debian-6.12) echo '6.12.*+deb12-amd64' ;;
-    debian-6.12-rt) echo '6.12.*+deb12-rt-amd64' ;;
+# on this machine). stock_abi_pattern KERNEL [ARCH] is the glob of that kernel's ABI names.
+stock_abi_pattern() {
+  case "$1 ${2:-x86_64}" in
+    "debian-6.12 x86_64") echo '6.12.*+deb12-amd64' ;;
+    "debian-6.12-rt x86_64") echo '6.12.*+deb12-rt-amd64' ;;
+    "debian arm64") echo '6.1.0-*-arm64' ;;
+    "debian-6.12 arm64") echo '6.12.*+deb12-arm64' ;;
     *) return 1 ;;
   esac
 }
-# The newest complete cache entry of a backports stock kernel, or nothing.
-stock_bpo_cached_abi() {
+# The newest complete cache entry of such a stock kernel, or nothing.
+stock_cached_abi() {
   local pat d
-  pat=$(stock_bpo_abi_pattern "$1") || return 1
+  pat=$(stock_abi_pattern "$1" "${2:-x86_64}") || return 1
   for d in "$OKP_CACHE"/stock/$pat; do
     if [ -f "$d/.okp-complete" ]; then basename "$d"; fi
   done | sort -V | tail -1
 }
+# The amd64 backports kernels by their former names.
+stock_bpo_abi_pattern() { stock_abi_pattern "$1" x86_64; }
+stock_bpo_cached_abi() { stock_cached_abi "$1" x86_64; }
 
 # Canonical arch name (x86_64, arm64, riscv64) from any common spelling.
 okp_arch() {

@@ -147,6 +147,24 @@ static OKP_KSYM_VISITOR(okp_kbl_apply)
 	return 0;
 }
 
+/*
+ * Without CONFIG_KALLSYMS_ALL (Debian's arm64 kernel) kallsyms lists no _kbl_addr_ names: ask
+ * the kernel's kprobes instead, whose list kept every NOKPROBE_SYMBOL entry (and their arch's
+ * ranges), about each vmlinux function, through their own within_kprobe_blacklist().
+ */
+static OKP_KSYM_VISITOR(okp_kbl_ask_kernel)
+{
+	struct okp_kbl *kbl = data;
+
+	if (addr < okp_ksyms._stext || addr >= okp_ksyms._etext)
+		return 0;
+	if (okp_ksyms.within_kprobe_blacklist(addr)) {
+		okp_blacklist_symbol(addr, "_kprobe_blacklist", NULL);
+		kbl->added++;
+	}
+	return 0;
+}
+
 static void okp_blacklist_nokprobe_symbols(void)
 {
 	struct okp_kbl kbl = {};
@@ -159,6 +177,8 @@ static void okp_blacklist_nokprobe_symbols(void)
 	sort(kbl.names, kbl.count, sizeof(char *), okp_cmp_names, NULL);
 	if (kbl.count)
 		okp_ksyms.kallsyms_on_each_symbol(okp_kbl_apply, &kbl);
+	else if (okp_ksyms.within_kprobe_blacklist)
+		okp_ksyms.kallsyms_on_each_symbol(okp_kbl_ask_kernel, &kbl);
 	else
 		pr_warn("no NOKPROBE_SYMBOL names in kallsyms (CONFIG_KALLSYMS_ALL off?): relying on the built-in list\n");
 	pr_info("blacklist: %u NOKPROBE_SYMBOL functions\n", kbl.added);

@@ -50,6 +50,7 @@ struct okp_ksyms {
 	const struct exception_table_entry *(*search_exception_tables)(unsigned long addr);
 	unsigned long (*ftrace_location)(unsigned long ip);
 	unsigned long (*ftrace_location_range)(unsigned long start, unsigned long end);
+	bool (*within_kprobe_blacklist)(unsigned long addr);	/* CONFIG_KPROBES kernels */
 	/* x86 only (arch/x86/symbols.c); NULL elsewhere. */
 	void *(*text_poke)(void *addr, const void *opcode, size_t len);
 	void (*text_poke_sync)(void);

@@ -37,6 +37,7 @@ static const struct okp_ksym_want okp_wanted[] = {
 	WANT_FN(search_exception_tables),
 	WANT_FN(ftrace_location),
 	WANT_FN(ftrace_location_range),
+	WANT_FN(within_kprobe_blacklist),
 	WANT_DATA(text_mutex),
 	WANT_DATA(kprobe_table),
 	WANT_DATA(register_kprobe),

@@ -10,12 +10,15 @@
 #include <linux/types.h>
 
 struct break_hook;
+struct kprobe;
 
 struct okp_arm64_ksyms {
 	void (*register_kernel_break_hook)(struct break_hook *hook);
 	void (*unregister_kernel_break_hook)(struct break_hook *hook);
 	int (*aarch64_insn_patch_text)(void *addrs[], u32 insns[], int cnt);
 	int (*aarch64_insn_patch_text_nosync)(void *addr, u32 insn);
+	/* The kernel's kprobes' own lookup, where their table (data) is not in kallsyms. */
+	struct kprobe *(*get_kprobe)(void *addr);
 };
 extern struct okp_arm64_ksyms okp_arm64_ksyms;
 

@@ -24,6 +24,7 @@ static const struct okp_ksym_want okp_arm64_wanted[] = {
 	WANT_ARM64_FN(unregister_kernel_break_hook),
 	WANT_ARM64_FN(aarch64_insn_patch_text),
 	WANT_ARM64_FN(aarch64_insn_patch_text_nosync),
+	WANT_ARM64_FN(get_kprobe),
 };
 
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)
@@ -66,9 +67,12 @@ int okp_arch_symbols_check(void)
 		return -ENOENT;
 	}
 	if (!okp_arm64_ksyms.aarch64_insn_patch_text ||
-	    !okp_arm64_ksyms.aarch64_insn_patch_text_nosync || !okp_ksyms.text_mutex) {
-		pr_err("the kernel's text patching (aarch64_insn_patch_text, text_mutex) is not usable\n");
+	    !okp_arm64_ksyms.aarch64_insn_patch_text_nosync) {
+		pr_err("the kernel's text patching (aarch64_insn_patch_text) is not usable\n");
 		return -ENOENT;
 	}
+	/* text_patch.c: probe sites are then checked and written inside stop_machine. */
+	if (!okp_ksyms.text_mutex)
+		pr_info("text_mutex not in /proc/kallsyms (no CONFIG_KALLSYMS_ALL): probe sites are checked and written with the machine stopped\n");
 	return 0;
 }

@@ -9,6 +9,18 @@
  *   and the original instruction is arbitrary. stop_machine needs the CPU-hotplug lock held
  *   (cpus_read_lock), taken before text_mutex as the kernel's kprobes do: lock order
  *   registry lock -> cpu hotplug lock -> text_mutex.
+ * - A kernel built without CONFIG_KALLSYMS_ALL (Debian's arm64 kernel) lists no data in
+ *   /proc/kallsyms, so text_mutex is not found. Then the check and the write of a probe site
+ *   are made one step inside okprobes' own stop_machine callback (the kernel's protocol:
+ *   the last CPU in writes with aarch64_insn_patch_text_nosync(), the others wait and
+ *   synchronise their pipelines): every writer that also stops the machine (the kernel's
+ *   kprobes arming or disarming, ftrace) is then before or after it, never between the check
+ *   and the write. What text_mutex would exclude on top is the kernel's kprobes copying an
+ *   instruction at register time; text.c refuses an address already in their table, and a
+ *   kernel kprobe registered at that same word in that same instant would overwrite
+ *   okprobes' BRK with its own (okprobes' probe then misses hits; the kernel stays correct,
+ *   its copy being the original instruction; okprobes' disarm finds the word changed and
+ *   leaves it).
  * - A slot (okprobes' own text, run by nobody while it is written: the core writes a slot
  *   before arming the site that leads there) goes word by word through
  *   aarch64_insn_patch_text_nosync(), which cleans the D-cache and invalidates the I-cache to
@@ -22,19 +34,37 @@
 #include <linux/errno.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
+#include <linux/rcupdate.h>
+#include <linux/stop_machine.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <asm/barrier.h>
 
 #include "kernel/okp_glue.h"
 #include "okp_arm64.h"
 
 extern const char okp_slot_area_start[], okp_slot_area_end[];
 
-/* No text the kernel rewrites itself beyond what text.c checks for every arch (jump labels,
- * static calls, ftrace, alternatives are applied once at boot or module load on arm64). */
+/*
+ * No text the kernel rewrites itself beyond what text.c checks for every arch (jump labels,
+ * static calls, ftrace, alternatives are applied once at boot or module load on arm64). But
+ * text.c finds the kernel's own kprobes in their table, a data symbol: where kallsyms lists no
+ * data (no CONFIG_KALLSYMS_ALL), ask their get_kprobe() instead, under RCU as its readers do.
+ * (An armed one is a BRK #0x004 the planner refuses anyway; a disabled one is the original
+ * word, which the kernel's kprobes would write their BRK over when enabled.)
+ */
 const char *okp_arch_text_owner(okp_addr_t addr, unsigned long len)
 {
-	return NULL;
+	okp_addr_t a;
+	bool found = false;
+
+	if (okp_ksyms.kprobe_table || !okp_arm64_ksyms.get_kprobe)
+		return NULL;
+	rcu_read_lock();
+	for (a = addr & ~3UL; a < addr + len && !found; a += 4)
+		found = okp_arm64_ksyms.get_kprobe((void *)a) != NULL;
+	rcu_read_unlock();
+	return found ? "kernel kprobe" : NULL;
 }
 
 static bool okp_in_slot_area(okp_addr_t addr, unsigned long len)
@@ -43,7 +73,7 @@ static bool okp_in_slot_area(okp_addr_t addr, unsigned long len)
 	       addr + len <= (okp_addr_t)okp_slot_area_end;
 }
 
-/* Is the word at addr still expect? text_mutex held. */
+/* Is the word at addr still expect? text_mutex held, or the machine stopped. */
 static int okp_word_is(okp_addr_t addr, u32 expect)
 {
 	u32 now;
@@ -55,6 +85,52 @@ static int okp_word_is(okp_addr_t addr, u32 expect)
 	return 0;
 }
 
+/* One probe site's word, checked and written with every other CPU stopped. */
+struct okp_stopped_patch {
+	void *addr;
+	u32 insn;
+	u32 expect;
+	bool check;
+	int ret;
+	atomic_t cpus_in;
+};
+
+static int okp_patch_stopped_cb(void *arg)
+{
+	struct okp_stopped_patch *p = arg;
+
+	if (atomic_inc_return(&p->cpus_in) == num_online_cpus()) {
+		u32 now;
+
+		/* The last CPU in: all others are spinning below, nothing else runs. */
+		if (p->check && (copy_from_kernel_nofault(&now, p->addr, sizeof(now)) ||
+				 now != p->expect))
+			p->ret = -EBUSY;
+		else
+			p->ret = okp_arm64_ksyms.aarch64_insn_patch_text_nosync(p->addr, p->insn);
+		atomic_inc(&p->cpus_in); /* releases the others */
+	} else {
+		while (atomic_read(&p->cpus_in) <= num_online_cpus())
+			cpu_relax();
+		isb(); /* fetch the new word, not a stale one */
+	}
+	return 0;
+}
+
+static int okp_patch_site_stopped(okp_addr_t addr, u32 insn, const void *expect)
+{
+	struct okp_stopped_patch p = { .addr = (void *)addr, .insn = insn, .check = !!expect };
+
+	if (expect)
+		memcpy(&p.expect, expect, 4);
+	atomic_set(&p.cpus_in, 0);
+	/* (stop_machine_cpuslocked is not exported: stop_machine takes the hotplug lock.) */
+	stop_machine(okp_patch_stopped_cb, &p, cpu_online_mask);
+	if (p.ret == -EBUSY)
+		pr_err("text at %pS changed under us: not patching\n", (void *)addr);
+	return p.ret;
+}
+
 int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 			unsigned long len)
 {
@@ -63,13 +139,15 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 	int ret = 0;
 
 	if (!okp_arm64_ksyms.aarch64_insn_patch_text ||
-	    !okp_arm64_ksyms.aarch64_insn_patch_text_nosync || !text_mutex)
+	    !okp_arm64_ksyms.aarch64_insn_patch_text_nosync)
 		return -EOPNOTSUPP;
 	if ((addr | len) & 3 || !len)
 		return -EINVAL;
 
+	/* okprobes' own slots: nobody else writes there; text_mutex only orders it with them. */
 	if (okp_in_slot_area(addr, len)) {
-		mutex_lock(text_mutex);
+		if (text_mutex)
+			mutex_lock(text_mutex);
 		for (i = 0; i < len && !ret; i += 4) {
 			u32 word, old;
 
@@ -82,13 +160,20 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 				ret = okp_arm64_ksyms.aarch64_insn_patch_text_nosync((void *)(addr + i),
 										     le32_to_cpu(word));
 		}
-		mutex_unlock(text_mutex);
+		if (text_mutex)
+			mutex_unlock(text_mutex);
 		return ret;
 	}
 
 	/* A probe site: one instruction. */
 	if (len != 4)
 		return -EINVAL;
+	if (!text_mutex) {
+		u32 word;
+
+		memcpy(&word, bytes, 4);
+		return okp_patch_site_stopped(addr, le32_to_cpu(word), expect);
+	}
 	{
 		void *addrs[1] = { (void *)addr };
 		u32 word, insns[1];
