@@ -97,7 +97,10 @@ check "blacklist has okprobes itself" grep -q '\[okprobes\]' $d/blacklist
 check "blacklist derives the trap path: notify_die" grep -q '	notify_die	\[' $d/blacklist
 check "blacklist derives the trap path: okprobes' own trap entry" \
   grep -q '	okp_die_notify	\[trap path, reached from the trap entry\]$' $d/blacklist
-grep '	\[trap path, ' $d/blacklist | while IFS='	' read -r range name origin; do
+# TRAP_PATH_STRIDE (default 1: all) tries every k-th of them (the degraded no-KGDB kernel,
+# where each refusal costs an insmod and the test kernel already tries them all).
+grep '	\[trap path, ' $d/blacklist | awk -v k="${TRAP_PATH_STRIDE:-1}" 'NR % k == 0' |
+while IFS='	' read -r range name origin; do
   start=${range%%-*}
   if insmod /okp/okprobe_example.ko addr=$start 2>/dev/null; then
     rmmod okprobe_example; echo "not ok - trap path: $name ($origin) was accepted"
