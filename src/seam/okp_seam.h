@@ -228,8 +228,9 @@ int okp_core_set_optimization(int enabled);
 int okp_core_on_breakpoint(struct okp_regs *regs, struct okp_cpu_state *cpu);
 /* A jump-optimized probe was reached: okp_detour_entry saved regs and calls this with
  * preemption off (interrupts as at the probe). copy: the detour's relocated copy (the entry's
- * return address). On return regs->ip is where to go on: copy, or where a handler sent it. */
-void okp_core_on_detour(okp_addr_t copy, struct okp_regs *regs, struct okp_cpu_state *cpu);
+ * return address). Returns 0 to go on in copy (regs->ip is then not read), non-zero to go on
+ * at regs->ip (where a handler sent it, or copy with the flags a post handler's step needs). */
+int okp_core_on_detour(okp_addr_t copy, struct okp_regs *regs, struct okp_cpu_state *cpu);
 /* A jump-optimized probe with a post_handler ran its first instruction: the post entry saved
  * regs (interrupts still off) and calls this; ret is its return address (the detour's data).
  * On return regs->ip is where the copy goes on. */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * okp_detour_entry: every detour's `call` lands here (arch/x86/detour.h has the detour's
- * layout); okp_detour_post_entry, the same for post handlers. On entry the stack holds the return address, i.e. the detour's relocated copy,
- * right below the probed code's own stack. It saves a full struct pt_regs (ip is filled by the
- * core, sp is the probed code's), calls okp_detour_hit(copy, regs), restores every register
- * and the flags from regs (a handler's changes take effect) and returns to regs->ip: the copy,
- * or where a pre_handler sent execution.
+ * layout); okp_detour_post_entry, the same for post handlers. On entry the stack holds the
+ * return address, i.e. the detour's relocated copy, right below the probed code's own stack.
+ * It saves a full struct pt_regs (ip is filled by the core, sp is the probed code's), calls
+ * the core (okp_core_on_detour(copy, regs, cpu) / okp_detour_post_hit(ret, regs)), restores
+ * every register and the flags from regs (a handler's changes take effect) and returns: to the
+ * copy, or to regs->ip where the core says so (a pre_handler sent execution there, a post
+ * handler's step, the post entry).
  *
  * Only ever reached by a direct call from a detour: no ENDBR. UNWIND_HINT_REGS makes ORC
  * unwind through the saved regs into the probed function, so a stack trace taken in a handler
@@ -82,6 +84,9 @@ SYM_CODE_START(\name)
 	movq	%rsp, %rsi
 	.if \irqs_off
 	call	\hit
+	/* The post entry goes on at regs->ip: it becomes the return address. */
+	movq	OKP_PT_IP(%rsp), %rax
+	movq	%rax, OKP_PT_SIZE(%rsp)
 	.else
 	/*
 	 * The pre entry does its C half's work itself: on every optimized hit, a call level
@@ -95,6 +100,12 @@ SYM_CODE_START(\name)
 	movq	okp_detour_pcpu_state(%rip), %rdx
 	addq	%gs:this_cpu_off, %rdx
 	call	okp_core_on_detour
+	/* Non-zero: go on at regs->ip. Zero (every plain hit): at the copy, our return address. */
+	testl	%eax, %eax
+	jz	.Lto_copy_\@
+	movq	OKP_PT_IP(%rsp), %rax
+	movq	%rax, OKP_PT_SIZE(%rsp)
+.Lto_copy_\@:
 	/* preempt_enable_notrace(): x86 folds a pending reschedule into the count (0 = due). */
 #ifdef CONFIG_PREEMPT_COUNT
 	decl	%gs:OKP_PREEMPT_COUNT
@@ -105,9 +116,6 @@ SYM_CODE_START(\name)
 #endif
 #endif
 	.endif
-	/* Where to go on: the return address becomes regs->ip. */
-	movq	OKP_PT_IP(%rsp), %rax
-	movq	%rax, OKP_PT_SIZE(%rsp)
 	movq	OKP_PT_R15(%rsp), %r15
 	movq	OKP_PT_R14(%rsp), %r14
 	movq	OKP_PT_R13(%rsp), %r13
