@@ -11,7 +11,10 @@
 
 static void okp_kunit_expect(void *runner, int ok, const char *expr, const char *file, int line)
 {
-	KUNIT_EXPECT_TRUE_MSG((struct kunit *)runner, ok, "%s (%s:%d)", expr, file, line);
+	/* A named pointer, not a cast: 6.12's KUNIT_* macros expand test->last_seen unparenthesised. */
+	struct kunit *test = runner;
+
+	KUNIT_EXPECT_TRUE_MSG(test, ok, "%s (%s:%d)", expr, file, line);
 }
 
 #define OKP_CORE_CASE(name)                                                   \

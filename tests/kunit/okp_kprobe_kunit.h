@@ -243,13 +243,23 @@ static inline bool okp_t_is_endbr(const void *addr)
 	static const u8 endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	static const u8 sealed[] = { 0x0f, 0x1f, 0x40, 0xd6 };
 
+	/*
+	 * Compared through a register: folded into "cmpl $imm, fn(%rip)" the read's PC32
+	 * relocation has addend -8, which 6.12's objtool takes for a reference to fn-4 (padding,
+	 * not an ENDBR) and warns "relocation to !ENDBR".
+	 */
+	OPTIMIZER_HIDE_VAR(addr);
 	return !memcmp(addr, endbr, 4) || !memcmp(addr, sealed, 4);
 }
 
 /* Where a probe at a function's first byte lands: after its ENDBR64, if it has one. */
 static inline const u8 *okp_t_entry(const void *fn)
 {
-	return (const u8 *)fn + (okp_t_is_endbr(fn) ? 4 : 0);
+	const u8 *start = fn;
+
+	/* Opaque, so no "fn+4" constant is emitted: objtool's IBT check flags it (!ENDBR). */
+	OPTIMIZER_HIDE_VAR(start);
+	return start + (okp_t_is_endbr(start) ? 4 : 0);
 }
 
 static inline bool okp_t_has(const char *s, const char *what)

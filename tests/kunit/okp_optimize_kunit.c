@@ -20,7 +20,13 @@
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/string.h>
+#include <linux/version.h>
+/* 6.12 moved the unaligned accessors from <asm/unaligned.h> to <linux/unaligned.h>. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
 #include <asm/unaligned.h>
+#endif
 #include <okprobes/okprobes.h>
 
 #include "okp_kprobe_kunit.h"
