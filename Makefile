@@ -80,8 +80,9 @@ coverage: setup
 # okprobes against the kernel's kprobes, one x86_64 guest per kernel (Debian's stock kernel,
 # then the test kernel): docs/benchmarks.md. KERNEL=debian|test on the command line measures
 # that kernel only; BUILD=DIR builds in DIR/<kernel>; BENCH_ARGS go to tests/bench/run.
+# ARCH=arm64|riscv: that arch's test kernel, docs/benchmarks-<arch>.md (tests/bench/run-arch).
 bench: setup
-	@$(OKP_ROOT)/tests/bench/run $(if $(filter command line,$(origin KERNEL)),--kernels "$(KERNEL)") \
+	@$(OKP_ROOT)/tests/bench/run --arch $(OKP_ARCH) $(if $(filter command line,$(origin KERNEL)),--kernels "$(KERNEL)") \
 	  $(if $(filter command line,$(origin BUILD)),--build "$(BUILD)") $(BENCH_ARGS)
 
 # libFuzzer on x86-64's decoder -> planner -> slot builder / emulator (the emulation against

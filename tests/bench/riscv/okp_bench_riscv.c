@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * okprobes against the kernel's kprobes on riscv64, in one guest: for each state (an
+ * instruction both simulate, one both step, its compressed form, addi which okprobes simulates
+ * and the kernel steps, and a return probe) and each round, the same calls run unprobed, under
+ * the kernel's probe and under okprobes' (the order alternating per round), and the per-hit cost
+ * is the probed time minus the unprobed, per call. Medians over the rounds are printed as
+ *   BENCH-RISCV <state> kernel=<ns> okprobes=<ns> ratio=<okprobes/kernel, x1000>
+ * and every result and hit count is checked (a wrong sum or a missed hit is a
+ * BENCH-RISCV-ERROR line).
+ *
+ * The kernel's kprobes are called first from do_trap_break(); okprobes, a module, is reached
+ * only through the die notifier chain (DIE_TRAP) after the kernel's kprobes and uprobes have
+ * looked and missed. What that entry costs by itself is the die-entry line: an ebreak claimed
+ * by a trivial die notifier of this module's own (registered below okprobes', above kgdb's),
+ *   BENCH-RISCV die-entry notifier=<ns per hit>
+ * the floor under every okprobes breakpoint hit.
+ * Everything runs in the init, which returns 0 (an error return makes busybox's insmod load the
+ * module a second time): the guest rmmods it afterwards, no probe being left registered.
+ */
+#define pr_fmt(fmt) "okp_bench_riscv: " fmt
+
+#include <linux/kdebug.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/notifier.h>
+#include <linux/ptrace.h>
+#include <linux/sort.h>
+#include <asm/csr.h>
+#include <okprobes/okprobes.h>
+
+static unsigned long calls = 20000;
+module_param(calls, ulong, 0444);
+static unsigned int rounds = 7;
+module_param(rounds, uint, 0444);
+
+unsigned long okp_brv_sim(unsigned long x);
+unsigned long okp_brv_step(unsigned long x);
+unsigned long okp_brv_step_c(unsigned long x);
+unsigned long okp_brv_addimm(unsigned long x);
+unsigned long okp_brv_ret(unsigned long x);
+unsigned long okp_brv_die_entry(unsigned long x);
+extern const u8 okp_brv_sim_insn[], okp_brv_step_insn[], okp_brv_step_c_insn[],
+	okp_brv_addimm_insn[], okp_brv_die_entry_insn[];
+
+#define MAX_ROUNDS 31
+static unsigned int errors;
+static unsigned long handler_calls;	/* every handler of either framework counts here */
+
+struct state {
+	const char *name;
+	unsigned long (*fn)(unsigned long x);
+	const u8 *insn;		/* NULL: a return probe on fn */
+	unsigned long mul;	/* fn(x) = mul * x + 1 */
+};
+
+static const struct state states[] = {
+	{ "simulated", okp_brv_sim, okp_brv_sim_insn, 1 },
+	{ "stepped", okp_brv_step, okp_brv_step_insn, 2 },
+	{ "stepped-c", okp_brv_step_c, okp_brv_step_c_insn, 2 },
+	{ "add-imm", okp_brv_addimm, okp_brv_addimm_insn, 1 },
+	{ "return", okp_brv_ret, NULL, 1 },
+};
+
+static int count_pre(struct kprobe *p, struct pt_regs *regs) { handler_calls++; return 0; }
+static int count_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{ handler_calls++; return 0; }
+static int okp_count_pre(struct okp_kprobe *p, struct pt_regs *regs) { handler_calls++; return 0; }
+static int okp_count_ret(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{ handler_calls++; return 0; }
+NOKPROBE_SYMBOL(count_pre);
+NOKPROBE_SYMBOL(count_ret);
+NOKPROBE_SYMBOL(okp_count_pre);
+NOKPROBE_SYMBOL(okp_count_ret);
+
+/* ns for `calls` calls of fn, checking every result. */
+static u64 time_fn(const char *name, unsigned long (*fn)(unsigned long), unsigned long mul)
+{
+	unsigned long i, sum = 0, expect = 0;
+	u64 t0, t1;
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < calls; i++)
+		sum += fn(i);
+	t1 = ktime_get_ns();
+	for (i = 0; i < calls; i++)
+		expect += mul * i + 1;
+	if (sum != expect) {
+		errors++;
+		pr_err("BENCH-RISCV-ERROR %s: wrong results\n", name);
+	}
+	return t1 - t0;
+}
+
+static u64 time_calls(const struct state *s)
+{
+	return time_fn(s->name, s->fn, s->mul);
+}
+
+static void check_hits(const struct state *s, const char *who)
+{
+	if (handler_calls != calls) {
+		errors++;
+		pr_err("BENCH-RISCV-ERROR %s: %s's handler ran %lu times for %lu calls\n", s->name,
+		       who, handler_calls, calls);
+	}
+}
+
+/* The kernel's probe on s: ns for the calls, its handler calls and misses checked. */
+static u64 run_kernel(const struct state *s)
+{
+	struct kprobe kp = { .addr = (kprobe_opcode_t *)s->insn, .pre_handler = count_pre };
+	struct kretprobe rp = { .kp.addr = (kprobe_opcode_t *)s->fn, .handler = count_ret,
+				.maxactive = 16 };
+	u64 t;
+	int ret = s->insn ? register_kprobe(&kp) : register_kretprobe(&rp);
+
+	if (ret) {
+		errors++;
+		pr_err("BENCH-RISCV-ERROR %s: the kernel refused (%d)\n", s->name, ret);
+		return 0;
+	}
+	handler_calls = 0;
+	t = time_calls(s);
+	check_hits(s, "the kernel");
+	if (s->insn)
+		unregister_kprobe(&kp);
+	else
+		unregister_kretprobe(&rp);
+	if (s->insn ? kp.nmissed : rp.nmissed) {
+		errors++;
+		pr_err("BENCH-RISCV-ERROR %s: the kernel missed %lu\n", s->name,
+		       s->insn ? kp.nmissed : (unsigned long)rp.nmissed);
+	}
+	return t;
+}
+
+static u64 run_okprobes(const struct state *s)
+{
+	struct okp_kprobe kp = { .addr = (void *)s->insn, .pre_handler = okp_count_pre };
+	struct okp_kretprobe rp = { .kp.addr = (void *)s->fn, .handler = okp_count_ret,
+				    .maxactive = 16 };
+	u64 t;
+	int ret = s->insn ? okp_register_kprobe(&kp) : okp_register_kretprobe(&rp);
+
+	if (ret) {
+		errors++;
+		pr_err("BENCH-RISCV-ERROR %s: okprobes refused (%d): %s\n", s->name, ret,
+		       okp_kprobe_reason(s->insn ? &kp : &rp.kp));
+		return 0;
+	}
+	handler_calls = 0;
+	t = time_calls(s);
+	check_hits(s, "okprobes");
+	if (s->insn)
+		okp_unregister_kprobe(&kp);
+	else
+		okp_unregister_kretprobe(&rp);
+	return t;
+}
+
+/*
+ * The die-entry floor: okp_brv_die_entry's ebreak, claimed here. notrace and off-limits to
+ * probes: it runs in the breakpoint exception, like okprobes' own notifier.
+ */
+static int notrace die_entry_notify(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct die_args *args = data;
+
+	if (val != DIE_TRAP || user_mode(args->regs) ||
+	    args->regs->epc != (unsigned long)okp_brv_die_entry_insn)
+		return NOTIFY_DONE;
+	handler_calls++;
+	args->regs->epc += 4;	/* past the (uncompressed) ebreak */
+	return NOTIFY_STOP;
+}
+NOKPROBE_SYMBOL(die_entry_notify);
+
+static struct notifier_block die_entry_nb = {
+	.notifier_call = die_entry_notify,
+	/* After okprobes' (INT_MAX, which misses on this address), before kgdb's (0). */
+	.priority = 1,
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static u64 median(u64 *v, unsigned int n)
+{
+	sort(v, n, sizeof(*v), cmp_u64, NULL);
+	return v[n / 2];
+}
+
+/*
+ * ns per hit of the die-entry ebreak, against okp_brv_addimm unprobed (the same instructions
+ * but the ebreak). Returns 0 and counts an error if the notifier cannot be registered: the
+ * ebreak is then never executed.
+ */
+static u64 bench_die_entry(void)
+{
+	static u64 d[MAX_ROUNDS];
+	unsigned int r;
+	int ret = register_die_notifier(&die_entry_nb);
+
+	if (ret) {
+		errors++;
+		pr_err("BENCH-RISCV-ERROR die-entry: register_die_notifier failed (%d)\n", ret);
+		return 0;
+	}
+	for (r = 0; r < rounds; r++) {
+		u64 base = time_fn("die-entry base", okp_brv_addimm, 1), t;
+
+		handler_calls = 0;
+		t = time_fn("die-entry", okp_brv_die_entry, 1);
+		if (handler_calls != calls) {
+			errors++;
+			pr_err("BENCH-RISCV-ERROR die-entry: claimed %lu of %lu\n", handler_calls,
+			       calls);
+		}
+		d[r] = t > base ? t - base : 0;
+	}
+	unregister_die_notifier(&die_entry_nb);
+	return div64_u64(median(d, rounds), calls);
+}
+
+static int __init okp_bench_riscv_init(void)
+{
+	static u64 k[MAX_ROUNDS], o[MAX_ROUNDS];
+	unsigned int i, r;
+
+	rounds = clamp(rounds, 1U, (unsigned int)MAX_ROUNDS);
+	for (i = 0; i < ARRAY_SIZE(states); i++) {
+		const struct state *s = &states[i];
+		u64 km, om;
+
+		time_calls(s);	/* warm up */
+		for (r = 0; r < rounds; r++) {
+			u64 base = time_calls(s);
+
+			if (r & 1) {
+				o[r] = run_okprobes(s);
+				k[r] = run_kernel(s);
+			} else {
+				k[r] = run_kernel(s);
+				o[r] = run_okprobes(s);
+			}
+			k[r] = k[r] > base ? k[r] - base : 0;
+			o[r] = o[r] > base ? o[r] - base : 0;
+		}
+		km = div64_u64(median(k, rounds), calls);
+		om = div64_u64(median(o, rounds), calls);
+		pr_info("BENCH-RISCV %s kernel=%llu okprobes=%llu ratio=%llu calls=%lu rounds=%u\n",
+			s->name, km, om, km ? div64_u64(om * 1000, km) : 0, calls, rounds);
+	}
+	pr_info("BENCH-RISCV die-entry notifier=%llu calls=%lu rounds=%u\n", bench_die_entry(),
+		calls, rounds);
+	pr_info("BENCH-RISCV done errors=%u\n", errors);
+	return 0;
+}
+module_init(okp_bench_riscv_init);
+
+static void __exit okp_bench_riscv_exit(void)
+{
+}
+module_exit(okp_bench_riscv_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobes vs the kernel's kprobes on riscv64, per state");
