@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * okprobes against the kernel's kprobes on arm64, in one guest: for each state (an instruction
- * both simulate, one both step, add-imm which okprobes simulates and the kernel steps, and a
- * return probe) and each round, the same calls run unprobed, under the kernel's probe and under
+ * both simulate; one run from a slot with a pre_handler only, which okprobes boosts and the
+ * kernel steps; the same with a post_handler too, which both step; add-imm which okprobes
+ * simulates and the kernel steps; and a return probe) and each round, the same calls run unprobed, under the kernel's probe and under
  * okprobes' (the order alternating per round), and the per-hit cost is the probed time minus
  * the unprobed, per call. Medians over the rounds are printed as
  *   BENCH-ARM64 <state> kernel=<ns> okprobes=<ns> ratio=<okprobes/kernel, x1000>
@@ -38,18 +39,22 @@ struct state {
 	unsigned long (*fn)(unsigned long x);
 	const u8 *insn;		/* NULL: a return probe on fn */
 	unsigned long mul;	/* fn(x) = mul * x + 1 */
+	bool post;		/* a post_handler too: no boosting, both frameworks step */
 };
 
 static const struct state states[] = {
 	{ "simulated", okp_b64_sim, okp_b64_sim_insn, 1 },
-	{ "stepped", okp_b64_step, okp_b64_step_insn, 2 },
+	{ "boosted", okp_b64_step, okp_b64_step_insn, 2 },
+	{ "stepped", okp_b64_step, okp_b64_step_insn, 2, true },
 	{ "add-imm", okp_b64_addimm, okp_b64_addimm_insn, 1 },
 	{ "return", okp_b64_ret, NULL, 1 },
 };
 
 static int noop_pre(struct kprobe *p, struct pt_regs *regs) { return 0; }
+static void noop_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags) { }
 static int noop_ret(struct kretprobe_instance *ri, struct pt_regs *regs) { return 0; }
 static int okp_noop_pre(struct okp_kprobe *p, struct pt_regs *regs) { return 0; }
+static void okp_noop_post(struct okp_kprobe *p, struct pt_regs *regs, unsigned long flags) { }
 static int okp_noop_ret(struct okp_kretprobe_instance *ri, struct pt_regs *regs) { return 0; }
 
 /* ns per call of n calls of s->fn, checking every result. */
@@ -74,7 +79,8 @@ static u64 time_calls(const struct state *s)
 /* The kernel's probe on s: ns for the calls, and its hit count checked. */
 static u64 run_kernel(const struct state *s)
 {
-	struct kprobe kp = { .addr = (kprobe_opcode_t *)s->insn, .pre_handler = noop_pre };
+	struct kprobe kp = { .addr = (kprobe_opcode_t *)s->insn, .pre_handler = noop_pre,
+			     .post_handler = s->post ? noop_post : NULL };
 	struct kretprobe rp = { .kp.addr = (kprobe_opcode_t *)s->fn, .handler = noop_ret,
 				.maxactive = 16 };
 	u64 t;
@@ -100,7 +106,8 @@ static u64 run_kernel(const struct state *s)
 
 static u64 run_okprobes(const struct state *s)
 {
-	struct okp_kprobe kp = { .addr = (void *)s->insn, .pre_handler = okp_noop_pre };
+	struct okp_kprobe kp = { .addr = (void *)s->insn, .pre_handler = okp_noop_pre,
+				 .post_handler = s->post ? okp_noop_post : NULL };
 	struct okp_kretprobe rp = { .kp.addr = (void *)s->fn, .handler = okp_noop_ret,
 				    .maxactive = 16 };
 	u64 t;

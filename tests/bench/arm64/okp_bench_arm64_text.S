@@ -4,11 +4,12 @@
  * frameworks see exactly the same instructions (no ftrace site). Each probe goes on the
  * instruction at the function's okp_b64_<state>_insn label:
  *   simulated  `b 1f`: both frameworks simulate it in the trap;
- *   stepped    `lsl x1, x0, #1`: both run it from a slot (okprobes ends it with its step BRK,
- *              the kernel with its own);
+ *   boosted,   `lsl x1, x0, #1`: both run it from a slot; with a pre_handler only ("boosted")
+ *   stepped    okprobes' slot ends in a branch back, the kernel's in its step BRK; with a
+ *              post_handler too ("stepped") both end it with a BRK of their own;
  *   add-imm    `add x0, x0, #1`: okprobes simulates it, the kernel steps it;
  *   return     the function's entry, for a return probe of each.
- * Every function returns x + 1 (stepped: 2x + 1).
+ * Every function returns x + 1 (boosted, stepped: 2x + 1).
  */
 #include <linux/linkage.h>
 
