@@ -13,8 +13,9 @@
  * only through the die notifier chain (DIE_TRAP) after the kernel's kprobes and uprobes have
  * looked and missed. What that entry costs by itself is the die-entry line: an ebreak claimed
  * by a trivial die notifier of this module's own (registered below okprobes', above kgdb's),
- *   BENCH-RISCV die-entry notifier=<ns per hit>
- * the floor under every okprobes breakpoint hit.
+ *   BENCH-RISCV die-entry notifier=<ns> kernel-simulated=<ns> okprobes-simulated=<ns>
+ * (per hit, the simulated state timed again in the same rounds): the floor under every
+ * okprobes breakpoint hit.
  * Everything runs in the init, which returns 0 (an error return makes busybox's insmod load the
  * module a second time): the guest rmmods it afterwards, no probe being left registered.
  */
@@ -198,23 +199,27 @@ static u64 median(u64 *v, unsigned int n)
 }
 
 /*
- * ns per hit of the die-entry ebreak, against okp_brv_addimm unprobed (the same instructions
- * but the ebreak). Returns 0 and counts an error if the notifier cannot be registered: the
- * ebreak is then never executed.
+ * The die-entry floor against both frameworks' simulated hit, in the same rounds (so that host
+ * load moves all three alike): per round the unprobed okp_brv_addimm (the same instructions
+ * but the ebreak), the die-entry ebreak, and the simulated state under each framework. Prints
+ * the medians per hit. Nothing runs the ebreak unless the notifier is registered (it would be
+ * a kernel BUG).
  */
-static u64 bench_die_entry(void)
+static void bench_die_entry(void)
 {
-	static u64 d[MAX_ROUNDS];
+	static u64 d[MAX_ROUNDS], k[MAX_ROUNDS], o[MAX_ROUNDS];
+	const struct state *sim = &states[0];
 	unsigned int r;
 	int ret = register_die_notifier(&die_entry_nb);
 
 	if (ret) {
 		errors++;
 		pr_err("BENCH-RISCV-ERROR die-entry: register_die_notifier failed (%d)\n", ret);
-		return 0;
+		return;
 	}
 	for (r = 0; r < rounds; r++) {
 		u64 base = time_fn("die-entry base", okp_brv_addimm, 1), t;
+		u64 sim_base = time_calls(sim);
 
 		handler_calls = 0;
 		t = time_fn("die-entry", okp_brv_die_entry, 1);
@@ -224,9 +229,15 @@ static u64 bench_die_entry(void)
 			       calls);
 		}
 		d[r] = t > base ? t - base : 0;
+		k[r] = run_kernel(sim);
+		o[r] = run_okprobes(sim);
+		k[r] = k[r] > sim_base ? k[r] - sim_base : 0;
+		o[r] = o[r] > sim_base ? o[r] - sim_base : 0;
 	}
 	unregister_die_notifier(&die_entry_nb);
-	return div64_u64(median(d, rounds), calls);
+	pr_info("BENCH-RISCV die-entry notifier=%llu kernel-simulated=%llu okprobes-simulated=%llu calls=%lu rounds=%u\n",
+		div64_u64(median(d, rounds), calls), div64_u64(median(k, rounds), calls),
+		div64_u64(median(o, rounds), calls), calls, rounds);
 }
 
 static int __init okp_bench_riscv_init(void)
@@ -258,8 +269,7 @@ static int __init okp_bench_riscv_init(void)
 		pr_info("BENCH-RISCV %s kernel=%llu okprobes=%llu ratio=%llu calls=%lu rounds=%u\n",
 			s->name, km, om, km ? div64_u64(om * 1000, km) : 0, calls, rounds);
 	}
-	pr_info("BENCH-RISCV die-entry notifier=%llu calls=%lu rounds=%u\n", bench_die_entry(),
-		calls, rounds);
+	bench_die_entry();
 	pr_info("BENCH-RISCV done errors=%u\n", errors);
 	return 0;
 }
