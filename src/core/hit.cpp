@@ -170,26 +170,26 @@ extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp
 namespace {
 
 // Every other detour hit: a re-entry (a frame is open on this CPU), or a post handler to run
-// after the copy's first instruction. Out of line, so that the common
-// hit below keeps a short prologue.
-[[gnu::noinline]] OKP_HIT_PATH int on_detour_uncommon(okp_addr_t copy, const Site* s,
+// after the copy's first instruction. Out of line, so that the common hit below keeps a short
+// prologue. Returns as okp_core_on_detour does.
+[[gnu::noinline]] OKP_HIT_PATH int on_detour_uncommon(okp_addr_t copy, const Site& s,
                                                        okp_regs* regs, okp_cpu_state* cpu) {
   const bool post = arch::detour_has_post(copy);
   const bool reentry = cpu->depth > 0;
-  okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
+  okp_cpu_frame* frame = push_frame(cpu, &s, kHandlers);
   if (!frame) {
     // No frame for the post entry to close either: it resumes without handlers.
     okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
     return 0;
   }
-  if (s && reentry) {
-    miss_all(*s, OKP_MISS_REENTRY);
-  } else if (s && run_pre_handlers(*s, regs)) {
+  if (reentry) {
+    miss_all(s, OKP_MISS_REENTRY);
+  } else if (run_pre_handlers(s, regs)) {
     pop_frame(cpu);  // redirected: the instruction is skipped, and so are post handlers
     return 1;
   }
   if (post) {
-    frame->kind = s && !reentry ? kDetourStep : kDetourSkip;
+    frame->kind = reentry ? kDetourSkip : kDetourStep;
     arch::begin_step(regs, copy, &frame->saved_flags);
     return 1;
   }
@@ -204,20 +204,21 @@ extern "C" OKP_HIT_PATH int okp_core_on_detour(okp_addr_t copy, struct okp_regs*
   // The detour names its site: no lookup. A task preempted on its way here may come after the
   // probe was unregistered; the site is still there (Registry::release_site keeps it as long
   // as its detours), with no probe left in it, so no handler runs and the copy runs.
-  const Site* s = reinterpret_cast<const Site*>(arch::detour_site(copy));
+  const Site& s = *reinterpret_cast<const Site*>(arch::detour_site(copy));
   // Handlers see what a breakpoint hit shows them (the kprobes convention).
-  arch::restore_trap_ip(regs, s->addr);
+  arch::restore_trap_ip(regs, s.addr);
   // The common hit, which is what an optimized probe's cost is: the probe is there, this
   // CPU has no frame open and no post handler waits. Its frame is frame 0 and only its count
   // matters: a kHandlers frame is never read (only step exits and post entries read a frame,
   // and only one of their own kinds), so it is counted and left unfilled, with the kind 0
   // every frame above depth has (core/cpu_frames.h). Unless a handler redirected (then
-  // regs->ip is where it sent execution), the entry returns into the copy as it was called. Every cycle here is the optimized probe's cost
-  // (docs/jump-optimization.md: instructions per hit against the kernel's optprobes).
+  // regs->ip is where it sent execution), the entry returns into the copy as it was called.
+  // Every instruction here is the optimized probe's cost (docs/jump-optimization.md counts
+  // them against the kernel's optprobes).
   if (__builtin_expect(cpu->depth == 0 && !arch::detour_has_post(copy), 1)) {
     __atomic_store_n(&cpu->depth, 1u, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    const bool redirected = run_pre_handlers(*s, regs);
+    const bool redirected = run_pre_handlers(s, regs);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&cpu->depth, 0u, __ATOMIC_RELAXED);
     return redirected;
