@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // The x86-64 detour buffer: what a jump-optimized probe's `jmp rel32` leads to.
 //
-//   buffer+0   the probe address (8 bytes of data)
+//   buffer+0   the probe address (8 bytes of data: what the detour is for, when read back)
 //   buffer+8   the core's site for the probe (8-aligned), or'ed with kDetourHasPost when the
 //              copy calls the post entry (8 bytes; plan_detour leaves the site 0)
 //   buffer+16  call okp_detour_entry   (saves a pt_regs, runs the handlers, restores; it
@@ -53,11 +53,6 @@ ErrorOr<arch::DetourPlan> plan_detour(const FunctionText& fn, okp_addr_t addr,
                                       const ExtableEntry* extable, usize n_extable,
                                       okp_addr_t buffer, okp_addr_t entry, okp_addr_t post_entry);
 
-// [hit] The probe a detour serves, from the copy's address (the entry's return address).
-inline okp_addr_t detour_probe_address(okp_addr_t copy) {
-  return *reinterpret_cast<const okp_addr_t*>(copy - kDetourCopyOffset);
-}
-
 // The core's site for the probe, in a planned detour's image / [hit] from the copy's address.
 inline void set_detour_site(arch::DetourPlan* plan, okp_addr_t site) {
   u8* word = plan->image + kDetourFlagsOffset;
@@ -73,11 +68,8 @@ inline bool detour_has_post(okp_addr_t copy) {
   return *reinterpret_cast<const u64*>(copy - kDetourCopyOffset + kDetourFlagsOffset) & kDetourHasPost;
 }
 
-// [hit] From the post entry's return address: the probe, the ip post handlers see (the
-// original next instruction), and where the copy goes on.
-inline okp_addr_t detour_post_probe_address(okp_addr_t ret) {
-  return *reinterpret_cast<const okp_addr_t*>(ret);
-}
+// [hit] From the post entry's return address: the ip post handlers see (the original next
+// instruction, after the probe address's word), and where the copy goes on.
 inline okp_addr_t detour_post_next_ip(okp_addr_t ret) {
   return *reinterpret_cast<const okp_addr_t*>(ret + sizeof(okp_addr_t));
 }

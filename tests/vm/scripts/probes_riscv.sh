@@ -22,6 +22,20 @@ tap_file() {
 d=/sys/kernel/debug/okprobes
 hits() { sed -n "s/.* $1+.* hits=\([0-9]*\).*/\1/p" $d/list | head -1; }
 gt() { [ "${1:-0}" -gt "$2" ]; }
+# Degraded mode (no KGDB, real or simulated): function entries and return probes still work
+# through ftrace. The entry probe's registration, then its hits and the return probe's.
+ftrace_entry_checks() {
+  check "a function-entry probe still registers (ftrace)" insmod /okp/okprobe_example.ko
+}
+ftrace_hit_checks() {
+  sh -c true; sh -c true
+  check "and counts hits" gt "$(hits kernel_clone)" 0
+  rmmod okprobe_example
+  check "a return probe through ftrace still registers" insmod /okp/okretprobe_example.ko
+  sh -c true; sh -c true
+  check "and its return handler runs" grep -Eq '  r  kernel_clone\+0x0 .*hits=[1-9]' $d/list
+  rmmod okretprobe_example
+}
 is() { [ "$1" = "$2" ]; }
 t=/sys/kernel/tracing
 [ -d $t/events ] || mount -t tracefs nodev $t 2>/dev/null
@@ -172,15 +186,9 @@ if [ -z "$kgdb" ] && [ -f /okp/okprobes.ko ] && rmmod okprobes 2>/dev/null; then
   insmod /okp/okprobe_example.ko symbol=vfs_read offset=0x24 2>/dev/null
   check "a mid-function probe is refused with -EOPNOTSUPP and that reason" \
     grep -q "^vfs_read+0x24	-95	$no_kgdb_reason" $d/refused
-  check "a function-entry probe still registers (ftrace)" insmod /okp/okprobe_example.ko
+  ftrace_entry_checks
   check "it is served by ftrace" grep -Eq '  k  kernel_clone\+0x0 \[FTRACE\]' $d/list
-  sh -c true; sh -c true
-  check "and counts hits" gt "$(hits kernel_clone)" 0
-  rmmod okprobe_example
-  check "a return probe through ftrace still registers" insmod /okp/okretprobe_example.ko
-  sh -c true; sh -c true
-  check "and its return handler runs" grep -Eq '  r  kernel_clone\+0x0 .*hits=[1-9]' $d/list
-  rmmod okretprobe_example
+  ftrace_hit_checks
   check "list is empty again" sh -c "[ ! -s $d/list ]"
 elif [ -f /okp/okprobes.ko ] && rmmod okprobes 2>/dev/null; then
   check "okprobes loads with simulate_no_kgdb=1" insmod /okp/okprobes.ko simulate_no_kgdb=1
@@ -189,14 +197,8 @@ elif [ -f /okp/okprobes.ko ] && rmmod okprobes 2>/dev/null; then
   insmod /okp/okprobe_example.ko symbol=vfs_read offset=$off 2>/dev/null
   check "a mid-function probe is refused with -EOPNOTSUPP and that reason" \
     grep -q "^vfs_read+$off	-95	no breakpoint probes: without CONFIG_KGDB" $d/refused
-  check "a function-entry probe still registers (ftrace)" insmod /okp/okprobe_example.ko
-  sh -c true; sh -c true
-  check "and counts hits" gt "$(hits kernel_clone)" 0
-  rmmod okprobe_example
-  check "a return probe through ftrace still registers" insmod /okp/okretprobe_example.ko
-  sh -c true; sh -c true
-  check "and its return handler runs" grep -Eq '  r  kernel_clone\+0x0 .*hits=[1-9]' $d/list
-  rmmod okretprobe_example
+  ftrace_entry_checks
+  ftrace_hit_checks
   rmmod okprobes
   check "okprobes loads again with breakpoint probes" insmod /okp/okprobes.ko
 fi
