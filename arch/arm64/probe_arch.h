@@ -108,10 +108,11 @@ inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) 
 // okprobes' hook. The roots are what that path runs when a BRK is handled: el1_dbg's entry
 // and exit helpers and their context tracking, do_debug_exception's enter/exit, the hook list
 // walk, and the ftrace entry (okprobes' function-entry probes). do_debug_exception and
-// brk_handler themselves are not roots (both are on the kernel's kprobe blacklist, so on
-// okprobes' too): their other callees run only for a BRK nobody handled (arm64_notify_die,
-// die) or one from user mode (signals), never for a BRK of okprobes; following them would
-// blacklist signal delivery, the page allocator and workqueues through arm64_notify_die.
+// brk_handler themselves are not roots (both are on okprobes' built-in blacklist, which holds
+// them on a kernel without CONFIG_KPROBES too, where their NOKPROBE_SYMBOL() is gone): their
+// other callees run only for a BRK nobody handled (arm64_notify_die, die) or one from user
+// mode (signals), never for a BRK of okprobes; following them would blacklist signal
+// delivery, the page allocator and workqueues through arm64_notify_die.
 // core/trap_path.h walks every direct branch from these.
 constexpr const char* kTrapEntryFunctions[] = {
     "arm64_enter_el1_dbg", "arm64_exit_el1_dbg", "ct_nmi_enter", "ct_nmi_exit",

@@ -60,6 +60,14 @@ static const char *const okp_builtin_blacklist[] = {
 	"__asan_load8", "__asan_store8", "__asan_load4", "__asan_store4",
 	"__asan_load1", "__asan_store1", "__asan_loadN", "__asan_storeN",
 	"__sanitizer_cov_trace_pc",
+	/*
+	 * arm64's way from a kernel-mode BRK to the break hooks: the two functions the derived
+	 * trap path passes through but does not walk (arch/arm64/probe_arch.h: their other
+	 * callees run only for a BRK nobody handled). The kernel marks both NOKPROBE_SYMBOL(),
+	 * which compiles to nothing without CONFIG_KPROBES: a probe on either would then trap
+	 * inside its own trap, so they are listed here for every kernel.
+	 */
+	"do_debug_exception", "brk_handler",
 };
 
 static bool okp_builtin_match(const char *name)
@@ -340,6 +348,19 @@ int okp_blacklist_init(void)
 			    ".irqentry.text", NULL);
 	okp_blacklist_range(k->__softirqentry_text_start, k->__softirqentry_text_end,
 			    ".softirqentry.text", ".softirqentry.text", NULL);
+	/*
+	 * arm64's text that runs with the MMU off (CPU bring-up and resume: __cpu_setup,
+	 * secondary_startup) or at EL2, where no BRK reaches okprobes' EL1 break hook. The
+	 * kernel's kprobes blacklist these ranges in arch_populate_kprobe_blacklist(), which no
+	 * kallsyms name records and a kernel without CONFIG_KPROBES does not have: okprobes
+	 * takes them from the linker's bounds. (No such symbols elsewhere: nothing is added.)
+	 */
+	okp_blacklist_range(k->__idmap_text_start, k->__idmap_text_end, ".idmap.text",
+			    ".idmap.text", NULL);
+	okp_blacklist_range(k->__hyp_idmap_text_start, k->__hyp_idmap_text_end,
+			    ".hyp.idmap.text", ".hyp.idmap.text", NULL);
+	okp_blacklist_range(k->__hyp_text_start, k->__hyp_text_end, ".hyp.text", ".hyp.text",
+			    NULL);
 	/* okprobes itself: every function of it may run on the trap path. */
 	okp_blacklist_range(okp_own_text_start(), okp_own_text_end(), "okprobes", "okprobes", NULL);
 	k->kallsyms_on_each_symbol(okp_builtin_visit, NULL);

@@ -68,6 +68,10 @@ struct okp_ksyms {
 	unsigned long __irqentry_text_start, __irqentry_text_end;
 	unsigned long __softirqentry_text_start, __softirqentry_text_end;
 	unsigned long __noinstr_text_start, __noinstr_text_end;
+	/* arm64's (zero elsewhere): text run with the MMU off or at EL2, see blacklist.c. */
+	unsigned long __idmap_text_start, __idmap_text_end;
+	unsigned long __hyp_idmap_text_start, __hyp_idmap_text_end;
+	unsigned long __hyp_text_start, __hyp_text_end;
 };
 extern struct okp_ksyms okp_ksyms;
 

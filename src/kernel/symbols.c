@@ -59,6 +59,12 @@ static const struct okp_ksym_want okp_wanted[] = {
 	WANT_DATA(__softirqentry_text_end),
 	WANT_DATA(__noinstr_text_start),
 	WANT_DATA(__noinstr_text_end),
+	WANT_DATA(__idmap_text_start),
+	WANT_DATA(__idmap_text_end),
+	WANT_DATA(__hyp_idmap_text_start),
+	WANT_DATA(__hyp_idmap_text_end),
+	WANT_DATA(__hyp_text_start),
+	WANT_DATA(__hyp_text_end),
 };
 
 /* Is fn safe to call indirectly? It must be the named function, at its first byte. */
