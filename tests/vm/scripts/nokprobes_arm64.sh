@@ -34,11 +34,11 @@ insmod /okp/okprobe_example.ko symbol=__cpu_setup 2>/dev/null && rmmod okprobe_e
 check "a probe on __cpu_setup is refused as blacklisted" grep -q '^__cpu_setup+0x0	-22	.*blacklisted' $d/refused
 
 # The kernel's text patching is __kprobes only with CONFIG_KPROBES: here it is probeable, and
-# okprobes writes through it. A BRK past its entry (offset 8: after the patchable-entry NOPs)
-# is then hit while ftrace patches a function entry (a return probe on kernel_clone) and while
+# okprobes writes through it. A BRK past its entry (offset 12: the stp after the two
+# patchable-entry NOPs and paciasp, stepped in a slot) is then hit while ftrace patches a function entry (a return probe on kernel_clone) and while
 # okprobes itself restores the word at unregistration, inside its own stop_machine.
 dmesg -c >/dev/null
-if insmod /okp/okprobe_example.ko symbol=aarch64_insn_patch_text_nosync offset=8; then
+if insmod /okp/okprobe_example.ko symbol=aarch64_insn_patch_text_nosync offset=12; then
   check "a return probe registers and unregisters through the probed patching" \
     sh -c "insmod /okp/okretprobe_example.ko func=kernel_clone && sh -c true && rmmod okretprobe_example"
   rmmod okprobe_example
