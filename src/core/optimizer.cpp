@@ -218,10 +218,7 @@ void Registry::run_optimizer() {
   // region of one instruction has no inside boundary, and every old way back (a boosted
   // slot's jump, a step's or an emulation's resume) lands at its end, after the jump: such a
   // batch patches at once (the kernel's optimizer waits for tasks-RCU whatever the region).
-  if (must_wait) {
-    okp_seam_synchronize_rcu();
-    okp_seam_synchronize_tasks();
-  }
+  if (must_wait) okp_seam_synchronize_rcu_and_tasks();
   RegistryGuard guard;
   Site* batch = nullptr;
   bool later = false;

@@ -155,6 +155,10 @@ extern "C" void okp_seam_synchronize_tasks(void) {
   ++c.tasks_waits;
   if (c.lock_held) ++c.waits_under_lock;
 }
+extern "C" void okp_seam_synchronize_rcu_and_tasks(void) {
+  okp_seam_synchronize_rcu();
+  okp_seam_synchronize_tasks();
+}
 extern "C" void okp_seam_defer_slot_collection(void) { ++seam_counters().deferred_collections; }
 extern "C" void okp_seam_flush_slot_collection(void) {
   if (seam_counters().lock_held) ++seam_counters().waits_under_lock;
