@@ -38,6 +38,7 @@ struct DetourPlan {
   okp_addr_t buffer = 0;
   okp_addr_t copy = 0;
   u8 region_length = 0;  // bytes of original instructions the copy runs
+  u8 region_insns = 0;   // how many: with one, the region has no boundary inside it
   bool post = false;     // the copy calls the post entry after the first instruction
   u8 jump[kJumpCapacity] = {};
   u8 jump_size = 0;

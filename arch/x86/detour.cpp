@@ -53,6 +53,7 @@ ErrorOr<arch::DetourPlan> plan_detour(const FunctionText& fn, okp_addr_t addr,
   plan.buffer = buffer;
   plan.copy = buffer + kDetourCopyOffset;
   plan.region_length = static_cast<u8>(region.length);
+  plan.region_insns = static_cast<u8>(region.count);
   plan.post = post_entry != 0;
   put_u64(plan.image, addr);
   put_u64(plan.image + kDetourFlagsOffset, post_entry ? kDetourHasPost : 0);

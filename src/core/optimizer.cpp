@@ -12,7 +12,8 @@
 //     whose way back lands inside the region.
 //  2. Unlocked: an RCU grace period (no CPU is still in the breakpoint handler with the old
 //     decision), then a tasks-RCU one (no task is preempted inside the region, or in a boosted
-//     slot about to jump back into it).
+//     slot about to jump back into it). Neither when every region of the batch is one
+//     instruction: nothing can stop inside it.
 //  3. Locked: the sites still kQueued since before step 1 get their jumps, all at once, as
 //     the kernel's int3-guarded patching does it: bytes 1..4 (the int3 still at byte 0 sends a
 //     CPU to the copy), sync, byte 0, sync. One pair of syncs per batch, not per probe.
@@ -176,6 +177,7 @@ bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
     } else {
       recover_original(s.addr + 1, s.original + 1, plan.jump_size - 1);
       s.region_length = plan.region_length;
+      s.region_insns = plan.region_insns;
       for (usize i = 0; i < plan.jump_size; ++i) s.jump[i] = plan.jump[i];
       s.jump_size = plan.jump_size;
       s.planned_copy = plan.copy;
@@ -196,6 +198,7 @@ bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
 void Registry::run_optimizer() {
   u32 stamp;
   usize ready = 0;
+  bool must_wait = false;
   {
     RegistryGuard guard;
     table_.for_each([&](Site& s) {
@@ -205,12 +208,17 @@ void Registry::run_optimizer() {
         return;
       }
       ++ready;
+      if (s.region_insns != 1) must_wait = true;
     });
     stamp = queue_stamp_;
   }
   if (!ready) return;
-  okp_seam_synchronize_rcu();
-  okp_seam_synchronize_tasks();
+  // The waits keep tasks out of the region's inside: one stopped at a boundary within it, or
+  // on its way back there from a boosted slot or a step, would resume inside the jump. A
+  // region of one instruction has no inside boundary, and every old way back (a boosted
+  // slot's jump, a step's or an emulation's resume) lands at its end, after the jump: such a
+  // batch patches at once (the kernel's optimizer waits for tasks-RCU whatever the region).
+  if (must_wait) okp_seam_synchronize_rcu_and_tasks();
   RegistryGuard guard;
   Site* batch = nullptr;
   bool later = false;

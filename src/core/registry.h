@@ -88,6 +88,7 @@ struct Site : HashLinked<Site> {
   okp_addr_t detour_copy = 0;      // [hit] a breakpoint hit resumes here (0: it steps/boosts)
   okp_addr_t planned_copy = 0;     // the copy, once the detour is written (it never changes)
   u8 region_length = 0;            // original bytes the detour's copy runs
+  u8 region_insns = 0;             // instructions in them (1: no boundary inside the region)
   u8 jump[arch::kJumpCapacity] = {};
   u8 jump_size = 0;
   bool detour_post = false;        // the planned detour calls the post entry (post handlers)

@@ -56,6 +56,17 @@ extern const unsigned long okp_bench_opt_fns[OKP_BENCH_OPT];
 /* The target's bytes from the first instruction on: mov %rdi,%rax; add $1,%rax; mov %rax,%rdx. */
 static const u8 opt_text[] = { 0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0x48, 0x89, 0xc2 };
 
+/*
+ * Registration until optimized, reg_one_insn=1: the probes go on each copy's movl $0x2a,%ecx
+ * (b9 2a 00 00 00, +10 from the first instruction), a region of one instruction, which
+ * okprobes patches without grace periods (core/optimizer.cpp) and the kernel does not.
+ */
+static bool reg_one_insn;
+module_param(reg_one_insn, bool, 0444);
+MODULE_PARM_DESC(reg_one_insn, "registration benchmark: probe a one-instruction region");
+#define OPT_ONE_INSN_OFFSET 10
+static const u8 opt_one_insn[] = { 0xb9, 0x2a, 0x00, 0x00, 0x00 };
+
 /* How long a poll for the kernel's optimizer may take before it is an error. */
 #define POLL_LIMIT_NS (60ULL * NSEC_PER_SEC)
 
@@ -284,13 +295,26 @@ static unsigned long (*opt_fn(unsigned int i))(unsigned long)
 	return (unsigned long (*)(unsigned long))okp_bench_opt_fns[i];
 }
 
+/* Copy i's instructions are the original ones, the 5-byte one included. */
+static bool opt_reg_intact(unsigned int i)
+{
+	return opt_text_intact(opt_fn(i)) &&
+	       !memcmp(first_insn(opt_fn(i)) + OPT_ONE_INSN_OFFSET, opt_one_insn, sizeof(opt_one_insn));
+}
+
+/* Where the registration benchmark probes copy i. */
+static void *opt_reg_addr(unsigned int i)
+{
+	return reg_one_insn ? first_insn(opt_fn(i)) + OPT_ONE_INSN_OFFSET : opt_addr(opt_fn(i));
+}
+
 /* Probe i is a jump (fw's word and the text), or its text is back (restored). */
 static bool opt_reg_jump(struct opt_reg_arrays *ra, enum opt_fw fw, unsigned int i)
 {
 	if (fw == F_KERNEL)
 		return kernel_kprobe_optimized(&ra->k[i]);
 	return (READ_ONCE(ra->o[i].flags) & OKP_KPROBE_FLAG_OPTIMIZED) &&
-	       text_is_jump(opt_addr(opt_fn(i)));
+	       text_is_jump(opt_reg_addr(i));
 }
 
 /* Polls until every probe satisfies the predicate; false (and an error) after the limit. */
@@ -300,13 +324,13 @@ static bool opt_reg_poll(struct opt_reg_arrays *ra, enum opt_fw fw, unsigned int
 	unsigned int i = 0;
 
 	while (i < n) {
-		if (restored ? opt_text_intact(opt_fn(i)) : opt_reg_jump(ra, fw, i)) {
+		if (restored ? opt_reg_intact(i) : opt_reg_jump(ra, fw, i)) {
 			i++;
 			continue;
 		}
 		if (ktime_get_ns() - t0 > POLL_LIMIT_NS) {
 			bench_error("n=%u framework=%s probe %u (%pS) is %s after %llu s: %s", n,
-				    opt_fw_name[fw], i, opt_addr(opt_fn(i)),
+				    opt_fw_name[fw], i, opt_reg_addr(i),
 				    restored ? "not restored" : "not optimized",
 				    POLL_LIMIT_NS / NSEC_PER_SEC,
 				    fw == F_KERNEL ? "kernel" : okp_kprobe_reason(&ra->o[i]));
@@ -331,12 +355,12 @@ static bool opt_reg_once(struct opt_reg_arrays *ra, enum opt_fw fw, unsigned int
 	for (i = 0; i < n; i++) {
 		if (kernel) {
 			memset(&ra->k[i], 0, sizeof(ra->k[i]));
-			ra->k[i].addr = opt_addr(opt_fn(i));
+			ra->k[i].addr = opt_reg_addr(i);
 			ra->k[i].pre_handler = ko_pre;
 			ra->kp[i] = &ra->k[i];
 		} else {
 			memset(&ra->o[i], 0, sizeof(ra->o[i]));
-			ra->o[i].addr = opt_addr(opt_fn(i));
+			ra->o[i].addr = opt_reg_addr(i);
 			ra->o[i].pre_handler = oo_pre;
 			ra->op[i] = &ra->o[i];
 		}
@@ -358,7 +382,7 @@ static bool opt_reg_once(struct opt_reg_arrays *ra, enum opt_fw fw, unsigned int
 			ok = opt_reg_jump(ra, fw, i);
 			if (!ok)
 				bench_error("n=%u framework=%s okp_wait_for_optimizer() returned with probe %u (%pS) not optimized: %s",
-					    n, fw_name, i, opt_addr(opt_fn(i)), okp_kprobe_reason(&ra->o[i]));
+					    n, fw_name, i, opt_reg_addr(i), okp_kprobe_reason(&ra->o[i]));
 		}
 	} else {
 		ok = opt_reg_poll(ra, fw, n, false);
@@ -431,8 +455,11 @@ void bench_opt_registration(void)
 		goto out;
 	}
 	bench_grace_periods();
+	pr_info("BENCH-INFO registration probes %s\n", reg_one_insn ?
+		"movl $0x2a,%ecx (+10): a region of one instruction" :
+		"add $1,%rax (+3): a region of two instructions");
 	for (i = 0; i < max; i++) {
-		if (!opt_text_intact(opt_fn(i))) {
+		if (!opt_reg_intact(i)) {
 			bench_error("okp_bench_ofn_%u is not the expected instructions", i);
 			goto out;
 		}

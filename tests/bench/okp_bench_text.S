@@ -15,8 +15,10 @@
  *   okp_bench_target_opt  the jump-optimization target (okp_bench_opt.c): three plain
  *                      instructions, so the 5 bytes at its entry (+4: mov, add) and at +7
  *                      (add, mov) are regions both frameworks can replace by a jmp rel32.
- *   okp_bench_ofn_<i>  OKP_BENCH_OPT copies of it, listed in okp_bench_opt_fns[]: the
- *                      registration-until-optimized benchmark, one probe at +7 of each.
+ *   okp_bench_ofn_<i>  OKP_BENCH_OPT copies of it (and a movl $0x2a,%ecx before the
+ *                      return), listed in okp_bench_opt_fns[]: the registration-until-
+ *                      optimized benchmark, one probe at +7 of each (reg_one_insn=1: at
+ *                      the movl, a region of one instruction).
  */
 #include <linux/linkage.h>
 
@@ -79,12 +81,16 @@ SYM_FUNC_END(okp_bench_fn_\okpidx)
 	.quad	okp_bench_fn_\okpidx
 .endm
 
-/* The shape of okp_bench_target_opt. */
+/*
+ * The shape of okp_bench_target_opt, then one 5-byte instruction: with reg_one_insn=1 the
+ * probe goes there (+10 from the first instruction), a region of that one instruction.
+ */
 .macro okp_bench_ofn okpidx
 SYM_FUNC_START(okp_bench_ofn_\okpidx)
 	mov	%rdi, %rax
 	addq	$1, %rax
 	mov	%rax, %rdx
+	movl	$0x2a, %ecx
 	RET
 SYM_FUNC_END(okp_bench_ofn_\okpidx)
 .endm

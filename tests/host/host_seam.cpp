@@ -31,6 +31,8 @@ const FakeFunction kFunctions[] = {
     {"fake_mul", {0x55, 0x48, 0x89, 0xe5, 0x48, 0x0f, 0xaf, 0xfe, 0x48, 0x89, 0xf8, 0x5d, 0xc3}},
     // xor %eax,%eax; test %rdi,%rdi; je +3; mov %rsi,%rax; ret
     {"fake_select", {0x31, 0xc0, 0x48, 0x85, 0xff, 0x74, 0x03, 0x48, 0x89, 0xf0, 0xc3}},
+    // mov $42,%eax (5 bytes: a region of one instruction); add %edi,%eax; ret
+    {"fake_answer", {0xb8, 0x2a, 0x00, 0x00, 0x00, 0x01, 0xf8, 0xc3}},
     // a blacklisted one: nop; nop; ret
     {"fake_forbidden", {0x90, 0x90, 0xc3}},
 };
@@ -152,6 +154,10 @@ extern "C" void okp_seam_synchronize_tasks(void) {
   auto& c = seam_counters();
   ++c.tasks_waits;
   if (c.lock_held) ++c.waits_under_lock;
+}
+extern "C" void okp_seam_synchronize_rcu_and_tasks(void) {
+  okp_seam_synchronize_rcu();
+  okp_seam_synchronize_tasks();
 }
 extern "C" void okp_seam_defer_slot_collection(void) { ++seam_counters().deferred_collections; }
 extern "C" void okp_seam_flush_slot_collection(void) {

@@ -121,6 +121,39 @@ TEST_F(Optimizer, QueuesOnArmThenPatchesTheJumpAfterTheWaits) {
   okp_core_collect_slots();
 }
 
+// A region of one instruction has no boundary inside it where a task could stop, so its batch
+// patches without the grace periods; a batch holding any longer region still waits.
+TEST_F(Optimizer, ARegionOfOneInstructionIsPatchedWithoutWaiting) {
+  okp_kprobe one = probe("fake_answer", 0);
+  ASSERT_EQ(okp_core_register_kprobe(&one), 0) << one.okp_reason;
+  okp_core_run_optimizer();
+  ASSERT_TRUE(one.flags & OKP_KPROBE_FLAG_OPTIMIZED) << one.okp_reason;
+  EXPECT_EQ(seam_counters().rcu_waits, 0);
+  EXPECT_EQ(seam_counters().tasks_waits, 0);
+  EXPECT_EQ(seam_counters().text_syncs, 2);
+  const okp_addr_t at = fake_function("fake_answer");
+  ASSERT_EQ(byte_at(at), 0xe9);
+  const okp_addr_t copy = detour_of(at) + okp::x86::kDetourCopyOffset;
+  const uint8_t region[] = {0xb8, 0x2a, 0x00, 0x00, 0x00};
+  EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(copy), region, sizeof(region)), 0);
+  EXPECT_EQ(copy + 10 + static_cast<okp_addr_t>(static_cast<int64_t>(rel32_at(copy + 6))), at + 5)
+      << "the copy jumps back after the one instruction";
+  okp_core_unregister_kprobe(&one);
+
+  okp_kprobe again = probe("fake_answer", 0), two = probe("fake_add_one", 0);
+  ASSERT_EQ(okp_core_register_kprobe(&again), 0) << again.okp_reason;
+  ASSERT_EQ(okp_core_register_kprobe(&two), 0) << two.okp_reason;
+  seam_counters().rcu_waits = seam_counters().tasks_waits = 0;
+  okp_core_run_optimizer();
+  EXPECT_TRUE(again.flags & OKP_KPROBE_FLAG_OPTIMIZED) << again.okp_reason;
+  EXPECT_TRUE(two.flags & OKP_KPROBE_FLAG_OPTIMIZED) << two.okp_reason;
+  EXPECT_GE(seam_counters().rcu_waits, 1) << "mov + add: a task may stop before the add";
+  EXPECT_GE(seam_counters().tasks_waits, 1);
+  okp_core_unregister_kprobe(&again);
+  okp_core_unregister_kprobe(&two);
+  okp_core_collect_slots();
+}
+
 TEST_F(Optimizer, TheSysctlTakesProbesBackToTheBreakpointAndAgain) {
   okp_kprobe kp = probe("fake_add_one", 0);
   const okp_addr_t at = fake_function("fake_add_one");

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   std::sort(syms.begin(), syms.end());
   const unsigned long slide = stext - text_va;
   std::map<std::string, long> ours, kernel_refused_fn;
-  long boundaries = 0, ok = 0, kernel_ok = 0, funcs = 0;
+  long boundaries = 0, ok = 0, kernel_ok = 0, funcs = 0, one_insn = 0;
   for (size_t i = 0; i + 1 < syms.size(); i += stride) {
     const unsigned long start = syms[i].first - slide, size = syms[i + 1].first - syms[i].first;
     const std::string& name = syms[i].second;
@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
       auto r = okp::x86::check_detour_region(fn, start + off, nullptr, 0);
       if (!r.is_error()) {
         ++ok;
+        if (r.value().count == 1) ++one_insn;  // patched without waiting (core/optimizer.cpp)
         if (!indirect) ++kernel_ok;
         continue;
       }
@@ -124,6 +125,8 @@ int main(int argc, char** argv) {
   }
   std::printf("functions %ld, instruction boundaries %ld\n", funcs, boundaries);
   std::printf("okprobes region check accepts %ld (%.1f%%)\n", ok, 100.0 * ok / boundaries);
+  std::printf("  of which one instruction (no wait to patch): %ld (%.1f%%)\n", one_insn,
+              ok ? 100.0 * one_insn / ok : 0.0);
   std::printf("kernel optprobes rule (no indirect jump in the function) and region ok: %ld (%.1f%%)\n",
               kernel_ok, 100.0 * kernel_ok / boundaries);
   std::printf("okprobes refusals by reason:\n");
