@@ -19,9 +19,12 @@
  *   fault     a handler that reads an unmapped kernel address through copy_from_kernel_nofault
  *             and get_kernel_nofault: -EFAULT, no oops, the probe keeps counting
  *   refused   the kernel's NMI entry (exc_nmi, nmi_handle) is refused with an errno and a reason
+ *   return    a return probe whose entry and return handlers both call the probed function
+ *             (each nested entry a re-entry miss, every return handled once, values right), and
+ *             a return probe on the function an NMI handler calls (entered and returned in NMI)
  * Every probe also checks nmissed == the sum of nmissed_by. The last self probe stays
  * registered until unload, so that the script compares debugfs `list` with the struct:
- *   OKP-RECURSION-LIST okp_rec_target+0xOFF hits=N nmissed=M
+ *   OKP-RECURSION-LIST okp_rec_target+0xOFF hits=N nmissed=M reentry=R
  */
 #include <linux/delay.h>
 #include <linux/errno.h>
@@ -206,9 +209,9 @@ static void rec_self(enum rec_kind kind, bool keep)
 	rec_check_causes(&self_kp, "self", kind);
 	if (keep) {
 		self_kept = true;
-		pr_info("OKP-RECURSION-LIST okp_rec_target+%#lx hits=%lu nmissed=%lu\n",
+		pr_info("OKP-RECURSION-LIST okp_rec_target+%#lx hits=%lu nmissed=%lu reentry=%lu\n",
 			(unsigned long)self_kp.addr - (unsigned long)okp_rec_target, self_kp.nhit,
-			self_kp.nmissed);
+			self_kp.nmissed, self_kp.nmissed_by[OKP_MISS_REENTRY]);
 		return;
 	}
 	okp_unregister_kprobe(&self_kp);
@@ -505,6 +508,126 @@ static void rec_fault(enum rec_kind kind)
 	       READ_ONCE(rec_target_calls), calls);
 }
 
+/* --- return probes: handlers that call the probed function, and frames inside NMIs --- */
+
+struct rec_ret_data {
+	long x;
+};
+static atomic_t ret_entries, ret_returns, ret_right;
+
+static int __okp_kprobes ret_entry(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	((struct rec_ret_data *)ri->data)->x = (int)okp_arg(regs, 0);
+	atomic_inc(&ret_entries);
+	okp_rec_target(-1); /* a nested entry: a re-entry miss, no instance */
+	return 0;
+}
+
+static int __okp_kprobes ret_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	long x = ((struct rec_ret_data *)ri->data)->x;
+
+	atomic_inc(&ret_returns);
+	if ((int)regs_return_value(regs) == x * 3 + 1)
+		atomic_inc(&ret_right);
+	okp_rec_target(-2); /* from the return handler: a re-entry miss too */
+	return 0;
+}
+
+static struct okp_kretprobe ret_rp;
+
+static void rec_return_self(void)
+{
+	unsigned long sum = 0, expect_sum = 0;
+	unsigned int i;
+	int ret;
+
+	memset(&ret_rp, 0, sizeof(ret_rp));
+	ret_rp.kp.addr = (okp_kprobe_opcode_t *)okp_rec_target;
+	ret_rp.entry_handler = ret_entry;
+	ret_rp.handler = ret_return;
+	ret_rp.data_size = sizeof(struct rec_ret_data);
+	ret_rp.maxactive = 8;
+	atomic_set(&ret_entries, 0);
+	atomic_set(&ret_returns, 0);
+	atomic_set(&ret_right, 0);
+	ret = okp_register_kretprobe(&ret_rp);
+	report(!ret, "return self: return probe on okp_rec_target registered (%d %s)", ret,
+	       okp_kprobe_reason(&ret_rp.kp));
+	if (ret)
+		return;
+	WRITE_ONCE(rec_target_calls, 0);
+	for (i = 0; i < calls; i++) {
+		sum += okp_rec_target(i);
+		expect_sum += i * 3 + 1;
+	}
+	okp_unregister_kretprobe(&ret_rp);
+	report(sum == expect_sum && READ_ONCE(rec_target_calls) == 3UL * calls,
+	       "return self: every call and nested call ran and returned right (%lu of %u calls, sum %s)",
+	       READ_ONCE(rec_target_calls), 3 * calls, sum == expect_sum ? "right" : "WRONG");
+	report(atomic_read(&ret_entries) == calls && atomic_read(&ret_returns) == calls &&
+		       atomic_read(&ret_right) == calls,
+	       "return self: each outer call entered and returned once (entries %d, returns %d, right values %d of %u)",
+	       atomic_read(&ret_entries), atomic_read(&ret_returns), atomic_read(&ret_right), calls);
+	report(ret_rp.kp.nmissed_by[OKP_MISS_REENTRY] == 2UL * calls && !ret_rp.nmissed &&
+		       !ret_rp.nmissed_by[OKP_RP_MISS_POOL_EMPTY],
+	       "return self: each nested entry is a re-entry miss (reentry %lu of %u, pool empty %lu)",
+	       ret_rp.kp.nmissed_by[OKP_MISS_REENTRY], 2 * calls,
+	       ret_rp.nmissed_by[OKP_RP_MISS_POOL_EMPTY]);
+	report(!okp_return_stubs_in_use(), "return self: no return stub left in use (%lu)",
+	       okp_return_stubs_in_use());
+}
+
+static atomic_t nmi_ret_entries_in_nmi, nmi_ret_returns_in_nmi;
+
+static int __okp_kprobes nmi_ret_entry(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	if (in_nmi())
+		atomic_inc(&nmi_ret_entries_in_nmi);
+	return 0;
+}
+
+static int __okp_kprobes nmi_ret_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	if (in_nmi())
+		atomic_inc(&nmi_ret_returns_in_nmi);
+	return 0;
+}
+
+static void rec_return_nmi(void)
+{
+	unsigned int i, delivered = 0;
+	int ret;
+
+	memset(&ret_rp, 0, sizeof(ret_rp));
+	ret_rp.kp.addr = (okp_kprobe_opcode_t *)okp_rec_nmi_target;
+	ret_rp.entry_handler = nmi_ret_entry;
+	ret_rp.handler = nmi_ret_return;
+	ret_rp.maxactive = 8;
+	atomic_set(&nmi_ret_entries_in_nmi, 0);
+	atomic_set(&nmi_ret_returns_in_nmi, 0);
+	atomic_set(&nmi_handled, 0);
+	ret = okp_register_kretprobe(&ret_rp);
+	report(!ret, "return nmi: return probe on okp_rec_nmi_target registered (%d %s)", ret,
+	       okp_kprobe_reason(&ret_rp.kp));
+	if (ret)
+		return;
+	for (i = 0; i < nmis; i++) {
+		preempt_disable();
+		delivered += rec_self_nmi();
+		preempt_enable();
+	}
+	okp_unregister_kretprobe(&ret_rp);
+	report(delivered == nmis && atomic_read(&nmi_ret_entries_in_nmi) == nmis &&
+		       atomic_read(&nmi_ret_returns_in_nmi) == nmis && !ret_rp.nmissed &&
+		       !ret_rp.kp.nmissed,
+	       "return nmi: entered and returned in NMI context (entries %d, returns %d, missed %d/%lu, %u of %u NMIs)",
+	       atomic_read(&nmi_ret_entries_in_nmi), atomic_read(&nmi_ret_returns_in_nmi),
+	       ret_rp.nmissed, ret_rp.kp.nmissed, delivered, nmis);
+	report(!okp_return_stubs_in_use(), "return nmi: no return stub left in use (%lu)",
+	       okp_return_stubs_in_use());
+}
+
 static void *rec_vmalloc_page;
 
 static int __init okp_recursion_init(void)
@@ -529,6 +652,8 @@ static int __init okp_recursion_init(void)
 		rec_fault(kind);
 	}
 	rec_nmi_refusals();
+	rec_return_self();
+	rec_return_nmi();
 	rec_self(REC_ENTRY, false);
 	rec_self(REC_PAST_ENTRY, true);
 	pr_info("OKP-RECURSION-END\n");

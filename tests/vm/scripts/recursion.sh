@@ -4,7 +4,8 @@
 # own probed function, one that takes a spinlock under a probe on _raw_spin_lock, one that
 # calls printk under a probe on vprintk (nested hits are re-entry misses, outer hits exact),
 # hits from NMI context and NMIs inside handlers, nofault reads that fault in a handler, the
-# NMI entry refused. Run twice: jump optimization off (breakpoints), then on (jumps).
+# NMI entry refused, return probes whose handlers call their function and return probes in
+# NMIs. Run twice: jump optimization off (breakpoints), then on (jumps).
 # Standalone, or appended to probes.sh in the same boot (it then continues its numbering).
 # Prints TAP lines; exits non-zero if any check failed.
 n=${n:-0} failed=${failed:-0}
@@ -31,11 +32,11 @@ for o in 0 1; do
       *) echo "ok $n - (optimization $o) ${line#ok - }" ;;
     esac
   done < /tmp/recursion.tap
-  # The probe left registered: debugfs `list` shows the struct's counts, misses included.
-  set -- $(dmesg | sed -n 's/.*OKP-RECURSION-LIST \([^ ]*\) hits=\([0-9]*\) nmissed=\([0-9]*\).*/\1 \2 \3/p')
+  # The probe left registered: debugfs `list` shows the struct's counts, misses by cause too.
+  set -- $(dmesg | sed -n 's/.*OKP-RECURSION-LIST \([^ ]*\) hits=\([0-9]*\) nmissed=\([0-9]*\) reentry=\([0-9]*\).*/\1 \2 \3 \4/p')
   grep okp_recursion $d/list | sed 's/^/# list: /'
-  check "recursion (optimization $o): debugfs list shows $1 [okp_recursion] hits=$2 nmissed=$3" \
-    sh -c "grep -F '  k  ${1:-none} [okp_recursion]' $d/list | grep -Eq ' hits=${2:-x} nmissed=${3:-x}( |\$)'"
+  check "recursion (optimization $o): debugfs list shows $1 [okp_recursion] hits=$2 nmissed=$3 missed_reentry=$4" \
+    sh -c "grep -F '  k  ${1:-none} [okp_recursion]' $d/list | grep -Eq ' hits=${2:-x} nmissed=${3:-x} missed_reentry=${4:-x} missed_disabled=0 missed_fault=0 missed_ipmodify=0( |\$)'"
   rmmod okp_recursion
   check "recursion (optimization $o): nothing of okp_recursion left in list" \
     sh -c "! grep -q okp_recursion $d/list"
