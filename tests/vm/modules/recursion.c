@@ -220,17 +220,19 @@ static void rec_self(enum rec_kind kind, bool keep)
 /* --- spinlock and printk: kernel functions every CPU runs, the handler calls them --- */
 
 /* One lock per probe kind: lockdep must see each taken in one context only (a breakpoint's
- * handler runs in NMI-like context, an ftrace or jump handler in the interrupted one). */
-static DEFINE_SPINLOCK(rec_driver_lock);
-static DEFINE_SPINLOCK(rec_handler_lock_entry);
-static DEFINE_SPINLOCK(rec_handler_lock_past_entry);
+ * handler runs in NMI-like context, an ftrace or jump handler in the interrupted one). Raw
+ * locks: they call _raw_spin_lock on every configuration, PREEMPT_RT's included, where a
+ * spinlock_t sleeps and must not be taken in a handler. */
+static DEFINE_RAW_SPINLOCK(rec_driver_lock);
+static DEFINE_RAW_SPINLOCK(rec_handler_lock_entry);
+static DEFINE_RAW_SPINLOCK(rec_handler_lock_past_entry);
 static struct okp_kprobe lock_kp;
 static enum rec_kind lock_kind;
 static atomic_t lock_driver_hits, lock_nested, lock_handler_runs;
 
 static int __okp_kprobes lock_pre(struct okp_kprobe *kp, struct pt_regs *regs)
 {
-	spinlock_t *nested = lock_kind == REC_ENTRY ? &rec_handler_lock_entry :
+	raw_spinlock_t *nested = lock_kind == REC_ENTRY ? &rec_handler_lock_entry :
 						      &rec_handler_lock_past_entry;
 
 	atomic_inc(&lock_handler_runs);
@@ -239,9 +241,9 @@ static int __okp_kprobes lock_pre(struct okp_kprobe *kp, struct pt_regs *regs)
 	if (okp_arg(regs, 0) != (unsigned long)&rec_driver_lock)
 		return 0;
 	atomic_inc(&lock_driver_hits);
-	spin_lock(nested); /* calls _raw_spin_lock: a nested hit */
+	raw_spin_lock(nested); /* calls _raw_spin_lock: a nested hit */
 	atomic_inc(&lock_nested);
-	spin_unlock(nested);
+	raw_spin_unlock(nested);
 	return 0;
 }
 
@@ -266,8 +268,8 @@ static void rec_spinlock(enum rec_kind kind)
 	       lock_kp.addr);
 	rec_mechanism_ok(&lock_kp, kind, "spinlock");
 	for (i = 0; i < calls; i++) {
-		spin_lock(&rec_driver_lock);
-		spin_unlock(&rec_driver_lock);
+		raw_spin_lock(&rec_driver_lock);
+		raw_spin_unlock(&rec_driver_lock);
 	}
 	okp_unregister_kprobe(&lock_kp);
 	report(atomic_read(&lock_driver_hits) == calls && atomic_read(&lock_nested) == calls,
@@ -432,10 +434,12 @@ static void rec_nmi(enum rec_kind kind)
 	rec_check_causes(&nmi_kp, "nmi", kind);
 }
 
-/* The kernel's own NMI entry: blacklisted (noinstr, NOKPROBE_SYMBOL), refused with a reason. */
+/* The kernel's own NMI entry and perf's NMI handler: blacklisted (noinstr, NOKPROBE_SYMBOL),
+ * refused with a reason. */
 static void rec_nmi_refusals(void)
 {
-	static const char *const names[] = { "exc_nmi", "nmi_handle", "default_do_nmi" };
+	static const char *const names[] = { "exc_nmi", "nmi_handle", "default_do_nmi",
+					     "perf_event_nmi_handler" };
 	struct okp_kprobe kp;
 	unsigned int i;
 	int ret;
