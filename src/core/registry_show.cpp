@@ -28,14 +28,22 @@ void Registry::show_probes(void (*emit)(void*, const char*), void* ctx) {
     char why[OKP_REASON_MAX + 16] = "";
     if (kp->okp_reason[0]) okp_seam_format(why, sizeof(why), " reason=\"%s\"", kp->okp_reason);
     const bool ret = is_return_entry(kp);
-    char pool[200] = "";
+    char counts[200] = "";  // a return probe's pool, or a probe's misses by cause
     if (ret)
       describe_return_probe(reinterpret_cast<const okp_kretprobe*>(
                                 reinterpret_cast<const u8*>(kp) - __builtin_offsetof(okp_kretprobe, kp)),
-                            pool, sizeof(pool));
+                            counts, sizeof(counts));
+    else if (kp->nmissed)
+      // nmissed alone does not say whether to fix a handler (re-entry), a shared address
+      // (disabled) or the probed code (fault): an admin sees the split the struct has. Shown
+      // only once there is a miss, so that a probe without one keeps its short line.
+      okp_seam_format(counts, sizeof(counts),
+                      " missed_reentry=%lu missed_disabled=%lu missed_fault=%lu missed_ipmodify=%lu",
+                      kp->nmissed_by[OKP_MISS_REENTRY], kp->nmissed_by[OKP_MISS_DISABLED],
+                      kp->nmissed_by[OKP_MISS_FAULT], kp->nmissed_by[OKP_MISS_IPMODIFY]);
     okp_seam_format(line, sizeof(line), "%016lx  %c  %s+%#lx%s%s hits=%lu nmissed=%lu%s%s", s.addr,
                     ret ? 'r' : 'k', s.symbol, s.offset, modpart, flags, kp->nhit, kp->nmissed,
-                    pool, why);
+                    counts, why);
     emit(ctx, line);
   }
 }

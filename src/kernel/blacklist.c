@@ -40,7 +40,8 @@ static unsigned long okp_own_text_end(void)
 /*
  * Functions on okprobes' trap path or that it calls from there: the int3 entry and its
  * notifier chain, NMI-entry bookkeeping, the nofault copy emulation uses, text patching, and
- * the ftrace entry. Suffixed copies (foo.isra.0, foo.constprop.0, foo.cold) match too.
+ * the ftrace entry; and x86's NMI handlers (last). Suffixed copies (foo.isra.0,
+ * foo.constprop.0, foo.cold) match too.
  */
 static const char *const okp_builtin_blacklist[] = {
 	"exc_int3", "do_int3", "do_int3_user", "poke_int3_handler", "notify_die",
@@ -68,6 +69,14 @@ static const char *const okp_builtin_blacklist[] = {
 	 * inside its own trap, so they are listed here for every kernel.
 	 */
 	"do_debug_exception", "brk_handler",
+	/*
+	 * x86's NMI handlers, which the kernel keeps out of its kprobes with NOKPROBE_SYMBOL():
+	 * without CONFIG_KPROBES that annotation compiles to nothing, and a kernel without
+	 * kprobes must refuse what one with kprobes refuses (tests/vm/modules/recursion.c).
+	 */
+	"nmi_handle", "pci_serr_error", "io_check_error", "unknown_nmi_error",
+	"perf_event_nmi_handler", "perf_ibs_nmi_handler", "nmi_cpu_backtrace",
+	"nmi_cpu_backtrace_handler",
 };
 
 static bool okp_builtin_match(const char *name)
