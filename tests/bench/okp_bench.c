@@ -97,29 +97,21 @@ unsigned long okp_bench_dense(unsigned long x);
 extern const unsigned long okp_bench_spread_fns[OKP_BENCH_SPREAD];
 
 unsigned long calls = 200000;
-module_param(calls, ulong, 0444);
-MODULE_PARM_DESC(calls, "calls of the target per run");
+BENCH_PARAM(calls, ulong, "calls of the target per run");
 unsigned int rounds = 11;
-module_param(rounds, uint, 0444);
-MODULE_PARM_DESC(rounds, "measured rounds of the interleaved runs (median taken)");
+BENCH_PARAM(rounds, uint, "measured rounds of the interleaved runs (median taken)");
 unsigned int warmup = 1;
-module_param(warmup, uint, 0444);
-MODULE_PARM_DESC(warmup, "rounds run first and not counted");
+BENCH_PARAM(warmup, uint, "rounds run first and not counted");
 unsigned int reg_reps = 3;
-module_param(reg_reps, uint, 0444);
-MODULE_PARM_DESC(reg_reps, "repetitions of each registration measurement (median taken)");
+BENCH_PARAM(reg_reps, uint, "repetitions of each registration measurement (median taken)");
 unsigned int reg_max = 1000;
-module_param(reg_max, uint, 0444);
-MODULE_PARM_DESC(reg_max, "largest probe count of the registration benchmark (<= 1024)");
+BENCH_PARAM(reg_max, uint, "largest probe count of the registration benchmark (<= 1024)");
 static bool classic = true;
-module_param(classic, bool, 0444);
-MODULE_PARM_DESC(classic, "run the breakpoint parts (hit, return, registration), optimization off");
+BENCH_PARAM(classic, bool, "run the breakpoint parts (hit, return, registration), optimization off");
 static bool opt = true;
-module_param(opt, bool, 0444);
-MODULE_PARM_DESC(opt, "run the jump-optimization parts (okp_bench_opt.c)");
+BENCH_PARAM(opt, bool, "run the jump-optimization parts (okp_bench_opt.c)");
 static bool scale;
-module_param(scale, bool, 0444);
-MODULE_PARM_DESC(scale, "run the scale benchmark (okp_bench_scale.c: 1..10000 registered probes)");
+BENCH_PARAM(scale, bool, "run the scale benchmark (okp_bench_scale.c: 1..10000 registered probes)");
 
 enum bench_state { S_NONE, S_KBOOST, S_KSTEP, S_OBOOST, S_OSTEP, S_NR };
 

@@ -4,10 +4,16 @@
 #define OKP_BENCH_H
 
 #include <linux/kprobes.h>
+#include <linux/moduleparam.h>
 #include <linux/printk.h>
 #include <linux/types.h>
 
 #define MAX_ROUNDS 101
+
+/* A benchmark knob: a read-only module parameter (set at insmod) with its description. */
+#define BENCH_PARAM(name, type, desc)	\
+	module_param(name, type, 0444);	\
+	MODULE_PARM_DESC(name, desc)
 
 extern unsigned long calls;
 extern unsigned int rounds, warmup, reg_reps, reg_max;

@@ -66,14 +66,11 @@ unsigned long okp_bench_target(unsigned long x);
 #define OPT_PROBE_OFFSET 3	/* okp_bench_target_opt: the `add` after the mov */
 
 unsigned int scale_max = 10000;
-module_param(scale_max, uint, 0444);
-MODULE_PARM_DESC(scale_max, "largest number of background probes (<= 10240)");
+BENCH_PARAM(scale_max, uint, "largest number of background probes (<= 10240)");
 unsigned int scale_reps = 5;
-module_param(scale_reps, uint, 0444);
-MODULE_PARM_DESC(scale_reps, "runs of each state per level and round (samples: rounds * scale_reps)");
+BENCH_PARAM(scale_reps, uint, "runs of each state per level and round (samples: rounds * scale_reps)");
 static bool scale_kernel = true;
-module_param(scale_kernel, bool, 0444);
-MODULE_PARM_DESC(scale_kernel, "run the kernel's kprobes phase of the scale benchmark too");
+BENCH_PARAM(scale_kernel, bool, "run the kernel's kprobes phase of the scale benchmark too");
 
 static const unsigned int levels[] = { 1, 10, 100, 1000, 10000 };
 #define NLEVELS ARRAY_SIZE(levels)

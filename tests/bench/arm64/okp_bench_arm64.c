@@ -12,35 +12,20 @@
  * module a second time): the guest rmmods it afterwards, no probe being left registered.
  */
 #define pr_fmt(fmt) "okp_bench_arm64: " fmt
+#define OKP_BENCH_TAG "BENCH-ARM64"
 
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
-#include <linux/sort.h>
 #include <okprobes/okprobes.h>
-
-static unsigned long calls = 20000;
-module_param(calls, ulong, 0444);
-static unsigned int rounds = 7;
-module_param(rounds, uint, 0444);
+#include "okp_bench_rounds.h"
 
 unsigned long okp_b64_sim(unsigned long x);
 unsigned long okp_b64_step(unsigned long x);
 unsigned long okp_b64_addimm(unsigned long x);
 unsigned long okp_b64_ret(unsigned long x);
 extern const u8 okp_b64_sim_insn[], okp_b64_step_insn[], okp_b64_addimm_insn[];
-
-#define MAX_ROUNDS 31
-static unsigned int errors;
-
-struct state {
-	const char *name;
-	unsigned long (*fn)(unsigned long x);
-	const u8 *insn;		/* NULL: a return probe on fn */
-	unsigned long mul;	/* fn(x) = mul * x + 1 */
-	bool post;		/* a post_handler too: no boosting, both frameworks step */
-};
 
 static const struct state states[] = {
 	{ "simulated", okp_b64_sim, okp_b64_sim_insn, 1 },
@@ -56,25 +41,6 @@ static int noop_ret(struct kretprobe_instance *ri, struct pt_regs *regs) { retur
 static int okp_noop_pre(struct okp_kprobe *p, struct pt_regs *regs) { return 0; }
 static void okp_noop_post(struct okp_kprobe *p, struct pt_regs *regs, unsigned long flags) { }
 static int okp_noop_ret(struct okp_kretprobe_instance *ri, struct pt_regs *regs) { return 0; }
-
-/* ns per call of n calls of s->fn, checking every result. */
-static u64 time_calls(const struct state *s)
-{
-	unsigned long i, sum = 0, expect = 0;
-	u64 t0, t1;
-
-	t0 = ktime_get_ns();
-	for (i = 0; i < calls; i++)
-		sum += s->fn(i);
-	t1 = ktime_get_ns();
-	for (i = 0; i < calls; i++)
-		expect += s->mul * i + 1;
-	if (sum != expect) {
-		errors++;
-		pr_err("BENCH-ARM64-ERROR %s: wrong results\n", s->name);
-	}
-	return t1 - t0;
-}
 
 /* The kernel's probe on s: ns for the calls, and its hit count checked. */
 static u64 run_kernel(const struct state *s)
@@ -133,19 +99,6 @@ static u64 run_okprobes(const struct state *s)
 	return t;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static u64 median(u64 *v, unsigned int n)
-{
-	sort(v, n, sizeof(*v), cmp_u64, NULL);
-	return v[n / 2];
-}
-
 /*
  * What one atomic add costs here, as the core's hit path does it (a compiler builtin: LL/SC on
  * an armv8.0 build) and as the kernel's own atomics do (LSE where the CPU has it, patched in
@@ -171,34 +124,9 @@ static void bench_atomics(void)
 
 static int __init okp_bench_arm64_init(void)
 {
-	static u64 k[MAX_ROUNDS], o[MAX_ROUNDS];
-	unsigned int i, r;
-
 	rounds = clamp(rounds, 1U, (unsigned int)MAX_ROUNDS);
 	bench_atomics();
-	for (i = 0; i < ARRAY_SIZE(states); i++) {
-		const struct state *s = &states[i];
-		u64 km, om;
-
-		time_calls(s);	/* warm up */
-		for (r = 0; r < rounds; r++) {
-			u64 base = time_calls(s);
-
-			if (r & 1) {
-				o[r] = run_okprobes(s);
-				k[r] = run_kernel(s);
-			} else {
-				k[r] = run_kernel(s);
-				o[r] = run_okprobes(s);
-			}
-			k[r] = k[r] > base ? k[r] - base : 0;
-			o[r] = o[r] > base ? o[r] - base : 0;
-		}
-		km = div64_u64(median(k, rounds), calls);
-		om = div64_u64(median(o, rounds), calls);
-		pr_info("BENCH-ARM64 %s kernel=%llu okprobes=%llu ratio=%llu calls=%lu rounds=%u\n",
-			s->name, km, om, km ? div64_u64(om * 1000, km) : 0, calls, rounds);
-	}
+	bench_states(states, ARRAY_SIZE(states));
 	pr_info("BENCH-ARM64 done errors=%u\n", errors);
 	return 0;
 }

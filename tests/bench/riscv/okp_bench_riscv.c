@@ -20,6 +20,7 @@
  * module a second time): the guest rmmods it afterwards, no probe being left registered.
  */
 #define pr_fmt(fmt) "okp_bench_riscv: " fmt
+#define OKP_BENCH_TAG "BENCH-RISCV"
 
 #include <linux/kdebug.h>
 #include <linux/kernel.h>
@@ -28,14 +29,9 @@
 #include <linux/module.h>
 #include <linux/notifier.h>
 #include <linux/ptrace.h>
-#include <linux/sort.h>
 #include <asm/csr.h>
 #include <okprobes/okprobes.h>
-
-static unsigned long calls = 20000;
-module_param(calls, ulong, 0444);
-static unsigned int rounds = 7;
-module_param(rounds, uint, 0444);
+#include "okp_bench_rounds.h"
 
 unsigned long okp_brv_sim(unsigned long x);
 unsigned long okp_brv_step(unsigned long x);
@@ -46,16 +42,7 @@ unsigned long okp_brv_die_entry(unsigned long x);
 extern const u8 okp_brv_sim_insn[], okp_brv_step_insn[], okp_brv_step_c_insn[],
 	okp_brv_addimm_insn[], okp_brv_die_entry_insn[];
 
-#define MAX_ROUNDS 31
-static unsigned int errors;
 static unsigned long handler_calls;	/* every handler of either framework counts here */
-
-struct state {
-	const char *name;
-	unsigned long (*fn)(unsigned long x);
-	const u8 *insn;		/* NULL: a return probe on fn */
-	unsigned long mul;	/* fn(x) = mul * x + 1 */
-};
 
 static const struct state states[] = {
 	{ "simulated", okp_brv_sim, okp_brv_sim_insn, 1 },
@@ -75,30 +62,6 @@ NOKPROBE_SYMBOL(count_pre);
 NOKPROBE_SYMBOL(count_ret);
 NOKPROBE_SYMBOL(okp_count_pre);
 NOKPROBE_SYMBOL(okp_count_ret);
-
-/* ns for `calls` calls of fn, checking every result. */
-static u64 time_fn(const char *name, unsigned long (*fn)(unsigned long), unsigned long mul)
-{
-	unsigned long i, sum = 0, expect = 0;
-	u64 t0, t1;
-
-	t0 = ktime_get_ns();
-	for (i = 0; i < calls; i++)
-		sum += fn(i);
-	t1 = ktime_get_ns();
-	for (i = 0; i < calls; i++)
-		expect += mul * i + 1;
-	if (sum != expect) {
-		errors++;
-		pr_err("BENCH-RISCV-ERROR %s: wrong results\n", name);
-	}
-	return t1 - t0;
-}
-
-static u64 time_calls(const struct state *s)
-{
-	return time_fn(s->name, s->fn, s->mul);
-}
 
 static void check_hits(const struct state *s, const char *who)
 {
@@ -185,19 +148,6 @@ static struct notifier_block die_entry_nb = {
 	.priority = 1,
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static u64 median(u64 *v, unsigned int n)
-{
-	sort(v, n, sizeof(*v), cmp_u64, NULL);
-	return v[n / 2];
-}
-
 /*
  * The die-entry floor against both frameworks' simulated hit, in the same rounds (so that host
  * load moves all three alike): per round the unprobed okp_brv_addimm (the same instructions
@@ -242,33 +192,8 @@ static void bench_die_entry(void)
 
 static int __init okp_bench_riscv_init(void)
 {
-	static u64 k[MAX_ROUNDS], o[MAX_ROUNDS];
-	unsigned int i, r;
-
 	rounds = clamp(rounds, 1U, (unsigned int)MAX_ROUNDS);
-	for (i = 0; i < ARRAY_SIZE(states); i++) {
-		const struct state *s = &states[i];
-		u64 km, om;
-
-		time_calls(s);	/* warm up */
-		for (r = 0; r < rounds; r++) {
-			u64 base = time_calls(s);
-
-			if (r & 1) {
-				o[r] = run_okprobes(s);
-				k[r] = run_kernel(s);
-			} else {
-				k[r] = run_kernel(s);
-				o[r] = run_okprobes(s);
-			}
-			k[r] = k[r] > base ? k[r] - base : 0;
-			o[r] = o[r] > base ? o[r] - base : 0;
-		}
-		km = div64_u64(median(k, rounds), calls);
-		om = div64_u64(median(o, rounds), calls);
-		pr_info("BENCH-RISCV %s kernel=%llu okprobes=%llu ratio=%llu calls=%lu rounds=%u\n",
-			s->name, km, om, km ? div64_u64(om * 1000, km) : 0, calls, rounds);
-	}
+	bench_states(states, ARRAY_SIZE(states));
 	bench_die_entry();
 	pr_info("BENCH-RISCV done errors=%u\n", errors);
 	return 0;

@@ -5,15 +5,10 @@
 # the unannotated neighbour is accepted and hits; this holds for the module loaded before
 # okprobes and after it, and the entries go when it unloads. tests/dkms/run drives it with
 # the DKMS-built okprobes.ko. Prints TAP lines; exits non-zero if any check failed.
-n=0 failed=0
-check() { # description, then a command
-  desc=$1; shift; n=$((n + 1))
-  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
-}
+. /okp/tap.sh	# n, failed, check, is, gt, ge
 d=/sys/kernel/debug/okprobes
 call=/sys/module/okp_annotated/parameters/call
 hits() { sed -n "s/.* $1+.* hits=\([0-9]*\).*/\1/p" $d/list | head -1; }
-gt() { [ "${1:-0}" -gt "$2" ]; }
 nokprobe='\[OKP_NOKPROBE_SYMBOL\]'
 kprobes_text='\[\.kprobes\.text (__kprobes, __okp_kprobes)\]'
 # refused FUNCTION SOURCE-REGEX [ENTRY]: the sample's probe on okp_annotated:FUNCTION fails

@@ -3,11 +3,7 @@
 # function was reached from, every one refused, and nothing beyond it (the signal path that
 # only an unhandled BRK takes stays probeable). Needs --file okprobe_example.ko.
 # Prints TAP lines; exits non-zero if any check failed.
-n=0 failed=0
-check() { # description, then a command
-  desc=$1; shift; n=$((n + 1))
-  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
-}
+. /okp/tap.sh	# n, failed, check, is, gt, ge
 d=/sys/kernel/debug/okprobes
 bl=$d/blacklist
 # The hook-list walk is call_break_hook, a root; without CONFIG_KPROBES no NOKPROBE_SYMBOL()

@@ -11,16 +11,10 @@
 # okprobes' optimized probes in every batch).
 : "${COV_STRIDE:=80}" "${COV_MAX_FUNCS:=0}" "${COV_START:=}" "${COV_MIN_FUNCS:=500}"
 : "${COV_ARGS:=}" "${COV_WORKLOAD:=1}"
-n=0 failed=0
-check() { # description, then a command
-  desc=$1; shift; n=$((n + 1))
-  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
-}
+. /okp/tap.sh	# n, failed, check, is, gt, ge
 s=/sys/kernel/debug/okp_sweep
 kopt=/proc/sys/debug/kprobes-optimization
 klist=/sys/kernel/debug/kprobes/list
-is() { [ "$1" = "$2" ]; }
-ge() { [ "${1:-0}" -ge "$2" ]; }
 field() { sed -n "s/^/ /; s/.* $1=\([0-9-]*\).*/\1/p" "$2" | head -1; } # name file: the value of name=N
 
 splat='(Oops|BUG:|WARNING:|Kernel panic|KASAN:|kmemleak: .*new suspected|unreferenced object|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|general protection fault|Unable to handle kernel|UBSAN:|Call Trace:)'

@@ -17,15 +17,9 @@
 # wait for okprobes' jump optimizer and run the workload again through the optimized ones,
 # sweep_optimize.c).
 : "${SWEEP_OPTIMIZE:=1}"
-n=0 failed=0
-check() { # description, then a command
-  desc=$1; shift; n=$((n + 1))
-  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
-}
+. /okp/tap.sh	# n, failed, check, is, gt, ge
 d=/sys/kernel/debug/okprobes
 s=/sys/kernel/debug/okp_sweep
-ge() { [ "${1:-0}" -ge "$2" ]; }
-is() { [ "$1" = "$2" ]; }
 field() { sed -n "s/^/ /; s/.* $1=\([0-9-]*\).*/\1/p" "$2" | head -1; } # name file: the value of name=N
 
 # What run-guest counts as a kernel splat (the same patterns).

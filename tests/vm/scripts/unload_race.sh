@@ -12,16 +12,10 @@
 # UNLOAD_CYCLES (default 5), UNLOAD_HOLD (seconds of calls before each rmmod, default 1).
 # Prints TAP lines; exits non-zero if any check failed.
 cycles=${UNLOAD_CYCLES:-5} hold=${UNLOAD_HOLD:-1}
-n=0 failed=0
-check() { # description, then a command
-  desc=$1; shift; n=$((n + 1))
-  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
-}
+. /okp/tap.sh	# n, failed, check, is, gt, ge
 d=/sys/kernel/debug/okprobes
 armed=/sys/module/okp_unload_race/parameters/armed
 field() { echo "$2" | sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
-is() { [ "$1" = "$2" ]; }
-gt() { [ "${1:-0}" -gt "$2" ]; }
 # wait_for SECONDS COMMAND...: polls every 0.1 s until the command succeeds.
 wait_for() {
   t=$(($1 * 10)); shift
