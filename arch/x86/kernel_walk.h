@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+// Where the kernel's own kprobes would misread okprobes' bytes (x86-64): see kernel_walk.cpp.
+#pragma once
+
+#include "arch/common/arch_types.h"
+#include "core/utility.h"
+#include "seam/okp_seam.h"
+
+namespace okp::arch {
+
+// The end of the bytes from addr on that the kernel's kprobes must be kept off while
+// okprobes' patch of patch_len bytes (int3: 1, jmp rel32: 5) standing for covered original
+// bytes (the instruction, or the jump's region) is at addr: the first real instruction
+// boundary at or after addr + covered that the kernel's decoding walk lands on.
+okp_addr_t kernel_kprobe_fence_end(okp_addr_t addr, usize patch_len, usize covered,
+                                   okp_addr_t func_start, unsigned long func_size,
+                                   RecoverFn recover);
+
+}  // namespace okp::arch

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * okp_kkd_fn(x) = (x + 1) * 2 + 3, laid out so that a decoder walking through a breakpoint or a
+ * jump at A or C (a 1-byte int3, a 5-byte jmp, decoded as if they were the original bytes)
+ * drifts off the real instruction boundaries for several bytes: the immediates are 0x90 (nop)
+ * and 0xb8 (mov imm32, which swallows the next instruction's first four bytes). Encodings are
+ * spelt as bytes so no assembler can choose others. No inner symbol: kallsyms must see one
+ * function, as the kernel's can_probe() decodes from the symbol's start.
+ */
+#include <linux/linkage.h>
+#include <asm/linkage.h>
+
+SYM_FUNC_START(okp_kkd_fn)
+.Lkkd_a:	.byte 0x48, 0x8d, 0x47, 0x01			/* lea 1(%rdi),%rax */
+.Lkkd_b:	.byte 0x48, 0xb9, 0x90, 0x90, 0x90, 0x90	/* movabs $0x9090..90,%rcx */
+		.byte 0x90, 0x90, 0x90, 0x90
+.Lkkd_c:	.byte 0xba, 0x90, 0x90, 0x90, 0xb8		/* mov $0xb8909090,%edx */
+.Lkkd_d:	.byte 0x48, 0xb9, 0x90, 0x90, 0x90, 0x90	/* movabs $0x9090..90,%rcx */
+		.byte 0x90, 0x90, 0x90, 0x90
+.Lkkd_e:	.byte 0x48, 0x01, 0xc0				/* add %rax,%rax */
+.Lkkd_f:	.byte 0x48, 0x83, 0xc0, 0x03			/* add $3,%rax */
+.Lkkd_g:	RET
+SYM_FUNC_END(okp_kkd_fn)
+
+/* Offsets from okp_kkd_fn of every instruction start A..G (G: the return), for the module. */
+	.section .rodata
+	.balign 4
+SYM_DATA_START(okp_kkd_boundaries)
+	.long .Lkkd_a - okp_kkd_fn, .Lkkd_b - okp_kkd_fn, .Lkkd_c - okp_kkd_fn
+	.long .Lkkd_d - okp_kkd_fn, .Lkkd_e - okp_kkd_fn, .Lkkd_f - okp_kkd_fn
+	.long .Lkkd_g - okp_kkd_fn
+SYM_DATA_END(okp_kkd_boundaries)
