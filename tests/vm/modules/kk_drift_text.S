@@ -22,6 +22,12 @@ SYM_FUNC_START(okp_kkd_fn)
 .Lkkd_g:	RET
 SYM_FUNC_END(okp_kkd_fn)
 
+/* A neighbour, so that kallsyms ends okp_kkd_fn where it ends: as the last symbol of the
+ * module's text it would be given the bytes after it too, which do not decode (6.12). */
+SYM_FUNC_START(okp_kkd_after)
+	RET
+SYM_FUNC_END(okp_kkd_after)
+
 /* Offsets from okp_kkd_fn of every instruction start A..G (G: the return), for the module. */
 	.section .rodata
 	.balign 4
