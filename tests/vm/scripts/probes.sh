@@ -265,6 +265,31 @@ else
   rmmod okp_kk 2>/dev/null
 fi
 
+# 4b. The kernel's kprobes at every byte after okprobes' int3 or jump (okp_kk_drift.ko): the
+#     kernel's can_probe() decodes okprobes' bytes as if they were the original ones, so its
+#     walk could land inside an instruction; okprobes must keep it from accepting any byte
+#     there or okprobes' own site, and both kinds of probe must work and come off in either
+#     order (docs/architecture.md, "The kernel's kprobes beside okprobes").
+if [ "$(uname -m)" = x86_64 ]; then  # the drift is x86 decoding's: variable lengths
+  kkd=/sys/module/okp_kk_drift/parameters opt=/proc/sys/debug/okprobes-optimization
+  for mode in "site=0 optimized=0" "site=2 optimized=0" "site=0 optimized=1"; do
+    if [ -z "$kernel_kprobes" ]; then
+      skip "okp_kk_drift $mode: no kernel kprobe inside an instruction or on okprobes' site" "$no_kprobes"
+      continue
+    fi
+    case $mode in *optimized=0) echo 0 > $opt ;; *) echo 1 > $opt ;; esac
+    insmod /okp/okp_kk_drift.ko $mode
+    echo "# okp_kk_drift $mode: the kernel accepted $(cat $kkd/accepted)"
+    check "okp_kk_drift $mode: the kernel accepts no kprobe inside an instruction" \
+      is "$(cat $kkd/nonboundary)" 0
+    check "okp_kk_drift $mode: nor one on okprobes' own site" is "$(cat $kkd/on_site)" N
+    check "okp_kk_drift $mode: every probe counts, results right, removed in either order" \
+      is "$(cat $kkd/verdict)" PASS
+    rmmod okp_kk_drift
+  done
+  echo 1 > $opt
+fi
+
 # 5. A function-entry probe beside the function tracer.
 t=/sys/kernel/tracing
 mount -t tracefs nodev $t 2>/dev/null
