@@ -288,6 +288,16 @@ if [ "$(uname -m)" = x86_64 ]; then  # the drift is x86 decoding's: variable len
     rmmod okp_kk_drift
   done
   echo 1 > $opt
+  if [ -n "$kernel_kprobes" ]; then
+    # The fence is an entry of the kernel's own blacklist: its debugfs lists it, then drops it.
+    insmod /okp/okp_target.ko; insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
+    check "the kernel's kprobes/blacklist lists the bytes okprobes fenced off" \
+      grep -q 'okp_target_opt' /sys/kernel/debug/kprobes/blacklist
+    rmmod okprobe_example
+    check "and no longer once the okprobe is gone" \
+      sh -c "! grep -q okp_target_opt /sys/kernel/debug/kprobes/blacklist"
+    rmmod okp_target
+  fi
 fi
 
 # 5. A function-entry probe beside the function tracer.
