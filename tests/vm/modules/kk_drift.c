@@ -23,6 +23,8 @@
 
 unsigned long okp_kkd_fn(unsigned long x);
 extern const u32 okp_kkd_boundaries[7];	/* A..G */
+unsigned long okp_kkd_branch_fn(unsigned long x);
+extern const u32 okp_kkd_branch_offsets[2];	/* B (jnz), Y (4 bytes before its target) */
 #define KKD_A 0
 #define KKD_C 2
 #define KKD_G 6
@@ -43,6 +45,15 @@ static char verdict[8] = "none";
  * inside an instruction or on okprobes' site, to show what that does to the function. */
 static bool keep_risky;
 module_param(keep_risky, bool, 0444);
+/* Instead: okprobes' int3 on okp_kkd_branch_fn's jnz, then a kernel kprobe at Y, 1-4 bytes
+ * before the jnz's target. branch_result: register_kprobe()'s; branch_optimized: did the
+ * kernel optimize it (a jump over the jnz's target: the next x != 0 call would crash)? */
+static bool branch;
+module_param(branch, bool, 0444);
+static int branch_result = 1;
+module_param(branch_result, int, 0444);
+static bool branch_optimized;
+module_param(branch_optimized, bool, 0444);
 module_param_string(verdict, verdict, sizeof(verdict), 0444);
 
 static unsigned long okp_hits;
@@ -150,12 +161,54 @@ static void drop_kernel_kprobes(void)
 	memset(kept, 0, sizeof(kept));
 }
 
+static int branch_check(void)
+{
+	struct kprobe kp = { .pre_handler = kernel_count };
+	unsigned long i, r;
+	int ret;
+
+	memset(&okp, 0, sizeof(okp));
+	okp.addr = (void *)((unsigned long)okp_kkd_branch_fn + okp_kkd_branch_offsets[0]);
+	okp.pre_handler = okp_count;
+	ret = okp_register_kprobe(&okp);
+	if (ret) {
+		fail("okp_register_kprobe(okp_kkd_branch_fn+%u) = %d", okp_kkd_branch_offsets[0], ret);
+		return 0;
+	}
+	kp.addr = (void *)((unsigned long)okp_kkd_branch_fn + okp_kkd_branch_offsets[1]);
+	branch_result = register_kprobe(&kp);
+	for (i = 0; branch_result == 0 && i < 40 && !(kp.flags & KPROBE_FLAG_OPTIMIZED); i++)
+		msleep(50);
+	branch_optimized = branch_result == 0 && (kp.flags & KPROBE_FLAG_OPTIMIZED);
+	pr_info("OKP-KKD: branch: register_kprobe(okp_kkd_branch_fn+%u) = %d, %soptimized\n",
+		okp_kkd_branch_offsets[1], branch_result, branch_optimized ? "" : "not ");
+	if (!branch_optimized || keep_risky) {
+		for (i = 0; i < 10; i++) {
+			r = okp_kkd_branch_fn(i);
+			if (r != (i + 1) * 2 + 3)
+				fail("okp_kkd_branch_fn(%lu) = %lu", i, r);
+		}
+	}
+	if (branch_result == 0)
+		unregister_kprobe(&kp);
+	okp_unregister_kprobe(&okp);
+	for (i = 0; i < 10; i++) {
+		r = okp_kkd_branch_fn(i);
+		if (r != (i + 1) * 2 + 3)
+			fail("okp_kkd_branch_fn(%lu) = %lu after both went", i, r);
+	}
+	strscpy(verdict, failed ? "FAIL" : "PASS", sizeof(verdict));
+	return 0;
+}
+
 static int __init kk_drift_init(void)
 {
 	unsigned int off, start = okp_kkd_boundaries[KKD_A], end = okp_kkd_boundaries[KKD_G];
 	bool keep[KKD_MAX_BYTES] = {};
 	int ret, refused_ilseq = 0, refused_inval = 0, refused_other = 0, len = 0;
 
+	if (branch)
+		return branch_check();
 	if ((site != KKD_A && site != KKD_C) || end > KKD_MAX_BYTES)
 		return -EINVAL;
 	if (okprobe_on())

@@ -22,6 +22,22 @@ SYM_FUNC_START(okp_kkd_fn)
 .Lkkd_g:	RET
 SYM_FUNC_END(okp_kkd_fn)
 
+/*
+ * okp_kkd_branch_fn(x) = (x + 1) * 2 + 3 too, with a branch whose target T lies 4 bytes after
+ * Y: the kernel's can_optimize() refuses to optimize a kprobe at Y while it can see the jnz,
+ * and sees only okprobes' int3 once okprobes probes the jnz (from B + 1 its walk reads
+ * `85 04 00`, `00 00` and is back on Y).
+ */
+SYM_FUNC_START(okp_kkd_branch_fn)
+		.byte 0x48, 0x85, 0xff				/* test %rdi,%rdi */
+.Lkkb_b:	.byte 0x0f, 0x85, 0x04, 0x00, 0x00, 0x00	/* jnz .Lkkb_t */
+.Lkkb_y:	.byte 0x48, 0x83, 0xc0, 0x64			/* add $100,%rax (then overwritten) */
+.Lkkb_t:	.byte 0x48, 0x8d, 0x47, 0x01			/* lea 1(%rdi),%rax */
+		.byte 0x48, 0x01, 0xc0				/* add %rax,%rax */
+		.byte 0x48, 0x83, 0xc0, 0x03			/* add $3,%rax */
+		RET
+SYM_FUNC_END(okp_kkd_branch_fn)
+
 /* A neighbour, so that kallsyms ends okp_kkd_fn where it ends: as the last symbol of the
  * module's text it would be given the bytes after it too, which do not decode (6.12). */
 SYM_FUNC_START(okp_kkd_after)
@@ -36,3 +52,7 @@ SYM_DATA_START(okp_kkd_boundaries)
 	.long .Lkkd_d - okp_kkd_fn, .Lkkd_e - okp_kkd_fn, .Lkkd_f - okp_kkd_fn
 	.long .Lkkd_g - okp_kkd_fn
 SYM_DATA_END(okp_kkd_boundaries)
+/* okp_kkd_branch_fn's jnz (B) and the kernel kprobe's place (Y). */
+SYM_DATA_START(okp_kkd_branch_offsets)
+	.long .Lkkb_b - okp_kkd_branch_fn, .Lkkb_y - okp_kkd_branch_fn
+SYM_DATA_END(okp_kkd_branch_offsets)
