@@ -11,6 +11,13 @@
 // it holds okprobes' jump (it would emulate the jmp, and okprobes could not go back to its
 // breakpoint), and a kernel int3 in the jump's region would never be reached.
 //
+// The kernel's can_optimize() (opt.c) walks the whole function the same way to make sure no
+// jump lands in [kp + 1, kp + 5), where an optprobe's jmp would go, and that no indirect jump
+// exists: a branch under okprobes' patch or inside the misread bytes is invisible to it, so
+// it would optimize a kprobe just before that branch's target (measured: kk_drift.c branch=1,
+// an oops at the next taken jnz). Those kprobes are fenced too: [T - 4, T) per hidden target
+// T, the whole function for a hidden indirect jump or call.
+//
 // This simulates the kernel's walk with okprobes' decoder (Zydis, which agrees with the
 // kernel's on every instruction of vmlinux text; on the garbage a drifting walk decodes, it is
 // the same tables, not proven equal) over the original bytes after the patch (other okprobes
@@ -50,6 +57,56 @@ okp_addr_t kernel_kprobe_fence_end(okp_addr_t addr, usize patch_len, usize cover
     if (insn.is_error()) return give_up;  // its walk stops here: all after it is refused
     walk += insn.value().length;
   }
+}
+
+namespace {
+bool same(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+}  // namespace
+
+usize kernel_kprobe_fences(okp_addr_t addr, usize patch_len, usize covered, okp_addr_t func_start,
+                           unsigned long func_size, RecoverFn recover,
+                           KernelFence (&out)[kMaxKernelFences]) {
+  const okp_addr_t end = kernel_kprobe_fence_end(addr, patch_len, covered, func_start, func_size,
+                                                 recover);
+  const okp_addr_t func_end = func_size ? func_start + func_size : end;
+  const KernelFence whole{func_start < addr ? func_start : addr, func_end > end ? func_end : end};
+  out[0] = {addr, end};
+  usize n = 1;
+  u8 text[kMaxFence + x86::kMaxInsnLength];
+  const usize avail = end - addr + x86::kMaxInsnLength <= func_end - addr
+                          ? end - addr + x86::kMaxInsnLength : func_end - addr;
+  if (end - addr > kMaxFence || okp_seam_read_nofault(text, addr, avail)) {
+    out[0] = whole;
+    return 1;
+  }
+  recover(addr, text, avail);
+  for (usize at = 0; at < end - addr;) {  // the real instructions the kernel cannot see
+    auto insn = x86::decode(text + at, avail - at);
+    if (insn.is_error()) break;  // the walk gave up here too: fenced to its end already
+    const x86::DecodedInsn& d = insn.value();
+    const okp_addr_t here = addr + at;
+    at += d.length;
+    if (!d.relative_branch) {
+      if (same(d.mnemonic, "jmp") || same(d.mnemonic, "call")) {  // indirect
+        out[0] = whole;
+        return 1;
+      }
+      continue;
+    }
+    const okp_addr_t target = here + d.length + d.branch_displacement;
+    if (target <= func_start || target >= func_end) continue;  // no optprobe of ours to miss
+    const KernelFence f{target - 4 > func_start ? target - 4 : func_start, target};
+    if (f.start >= out[0].start && f.end <= out[0].end) continue;
+    if (n == kMaxKernelFences) {
+      out[0] = whole;
+      return 1;
+    }
+    out[n++] = f;
+  }
+  return n;
 }
 
 }  // namespace okp::arch

@@ -16,4 +16,12 @@ okp_addr_t kernel_kprobe_fence_end(okp_addr_t addr, usize patch_len, usize cover
                                    okp_addr_t func_start, unsigned long func_size,
                                    RecoverFn recover);
 
+// Every range to fence for that patch: [addr, kernel_kprobe_fence_end), then [T - 4, T) for
+// each branch target T in the function of a real instruction the kernel cannot see there
+// (its can_optimize() would miss a jump into an optprobe's jmp), or the whole function when
+// one of them is an indirect jump or there are too many. Returns how many it wrote.
+usize kernel_kprobe_fences(okp_addr_t addr, usize patch_len, usize covered, okp_addr_t func_start,
+                           unsigned long func_size, RecoverFn recover,
+                           KernelFence (&out)[kMaxKernelFences]);
+
 }  // namespace okp::arch

@@ -3,11 +3,11 @@
 // decodes okprobes' int3 or jump as if it were the original instruction and may accept a
 // kprobe inside an instruction after it (arch/x86/kernel_walk.cpp says where). The kernel
 // has no veto hook but its kprobe blacklist, so each patched site puts an entry there
-// ([addr, fence_end): register_kprobe() then refuses with -EINVAL, and the kernel's debugfs
-// kprobes/blacklist lists the range) from before its bytes are written until after they are
-// gone. The fence grows when the site becomes a jump (its region) and stays that size until
-// the site is disarmed: shrinking it back while a registration may have passed the check
-// would buy nothing.
+// (the misread bytes after it and the places its hidden branches make unsafe for the kernel's
+// optprobes: register_kprobe() then refuses with -EINVAL, and the kernel's debugfs
+// kprobes/blacklist lists each range) from before its bytes are written until after they are
+// gone. The fences grow when the site becomes a jump (its region) and stay until the site is
+// disarmed: shrinking them while a registration may have passed the check would buy nothing.
 #include "core/registry.h"
 
 namespace okp {
@@ -22,20 +22,43 @@ void Registry::fence_kernel_kprobes(Locked lock, Site& site, usize patch_len, us
   okp_seam_assert_registry_locked();
   (void)lock;
   if (site.ftrace) return;  // ftrace's own call site: the kernel's kprobes know it
-  const okp_addr_t end = arch::kernel_kprobe_fence_end(site.addr, patch_len, covered,
-                                                       site.addr - site.offset, site.func_size,
-                                                       recover_for_fence);
-  if (end <= site.addr || end <= site.fence_end) return;
-  site.kernel_fence = okp_seam_fence_kernel_kprobes(site.kernel_fence, site.addr, end);
-  site.fence_end = site.kernel_fence ? end : 0;
+  arch::KernelFence want[arch::kMaxKernelFences];
+  const usize n = arch::kernel_kprobe_fences(site.addr, patch_len, covered, site.addr - site.offset,
+                                             site.func_size, recover_for_fence, want);
+  for (usize i = 0; i < n; ++i) {
+    const arch::KernelFence& w = want[i];
+    usize at = site.fence_count;
+    bool done = false;
+    for (usize j = 0; j < site.fence_count && !done; ++j) {
+      const arch::KernelFence& have = site.fences[j];
+      if (w.start >= have.start && w.end <= have.end) done = true;  // already kept off
+      else if (w.start == have.start) at = j;  // the same start: that entry grows
+    }
+    if (done) continue;
+    if (at == Site::kMaxFences) {
+      okp_seam_log(OKP_LOG_WARNING, "no room left to keep the kernel's kprobes off "
+                   "a range they would misread");
+      continue;
+    }
+    void* handle = okp_seam_fence_kernel_kprobes(at < site.fence_count ? site.fence_handles[at]
+                                                                         : nullptr,
+                                                 w.start, w.end);
+    if (!handle) continue;  // the kernel has no kprobes, or no memory (the glue said so)
+    site.fence_handles[at] = handle;
+    site.fences[at] = w;
+    if (at == site.fence_count) ++site.fence_count;
+  }
 }
 
 void Registry::unfence_kernel_kprobes(Locked lock, Site& site) {
   okp_seam_assert_registry_locked();
   (void)lock;
-  okp_seam_unfence_kernel_kprobes(site.kernel_fence);
-  site.kernel_fence = nullptr;
-  site.fence_end = 0;
+  for (usize j = 0; j < site.fence_count; ++j) {
+    okp_seam_unfence_kernel_kprobes(site.fence_handles[j]);
+    site.fence_handles[j] = nullptr;
+    site.fences[j] = {};
+  }
+  site.fence_count = 0;
 }
 
 }  // namespace okp

@@ -102,8 +102,11 @@ struct Site : HashLinked<Site> {
   char not_optimized[OKP_REASON_MAX] = {};  // why not, "" while it may be
   // The kernel's own kprobes are kept off [addr, fence_end) while okprobes' bytes are here:
   // their decoder would misread the bytes after them (core/kernel_fence.cpp).
-  void* kernel_fence = nullptr;    // the kernel blacklist entry (seam handle)
-  okp_addr_t fence_end = 0;        // 0: no fence
+  // At most the int3's fences and the jump's (arch::kernel_kprobe_fences, each).
+  static constexpr usize kMaxFences = 2 * arch::kMaxKernelFences;
+  arch::KernelFence fences[kMaxFences] = {};
+  void* fence_handles[kMaxFences] = {};  // the kernel blacklist entries (seam handles)
+  u8 fence_count = 0;
 };
 
 // The registry lock, held for a scope (as Zircon's Guard<Mutex>), and the proof of holding

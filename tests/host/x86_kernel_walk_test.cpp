@@ -50,4 +50,42 @@ TEST(X86KernelWalk, RealBoundaryRightAfterThePatchNeedsNoMore) {
   EXPECT_EQ(fence_end(36, 1, 1), 37u);
 }
 
+// okp_kkd_branch_fn: test, jnz over Y to T, Y, T...
+const std::vector<okp::u8> kBranchFn = {
+    0x48, 0x85, 0xff,                    // 0 test %rdi,%rdi
+    0x0f, 0x85, 0x04, 0x00, 0x00, 0x00,  // 3 jnz 13
+    0x48, 0x83, 0xc0, 0x64,              // 9 Y: add $100,%rax
+    0x48, 0x8d, 0x47, 0x01,              // 13 T: lea 1(%rdi),%rax
+    0x48, 0x01, 0xc0,                    // 17
+    0x48, 0x83, 0xc0, 0x03,              // 20
+    0xc3,                                // 24
+};
+
+TEST(X86KernelWalk, HiddenBranchFencesTheFourBytesBeforeItsTarget) {
+  const okp_addr_t start = reinterpret_cast<okp_addr_t>(kBranchFn.data());
+  okp::arch::KernelFence f[okp::arch::kMaxKernelFences];
+  const okp::usize n = okp::arch::kernel_kprobe_fences(start + 3, 1, 1, start, kBranchFn.size(),
+                                                       no_recovery, f);
+  ASSERT_EQ(n, 2u);
+  EXPECT_EQ(f[0].start - start, 3u);   // the jnz and the kernel's misread `85 04 00`, `00 00`
+  EXPECT_EQ(f[0].end - start, 9u);
+  EXPECT_EQ(f[1].start - start, 9u);   // an optprobe at 9..12 would cover the target, 13
+  EXPECT_EQ(f[1].end - start, 13u);
+}
+
+TEST(X86KernelWalk, NoBranchNoMoreFences) {
+  const okp_addr_t start = reinterpret_cast<okp_addr_t>(kFn.data());
+  okp::arch::KernelFence f[okp::arch::kMaxKernelFences];
+  EXPECT_EQ(okp::arch::kernel_kprobe_fences(start + 14, 1, 1, start, kFn.size(), no_recovery, f), 1u);
+}
+
+TEST(X86KernelWalk, HiddenIndirectJumpFencesTheWholeFunction) {
+  const std::vector<okp::u8> fn = {0x48, 0x89, 0xf8, 0xff, 0xe0, 0x90, 0x90, 0xc3};  // jmp *%rax
+  const okp_addr_t start = reinterpret_cast<okp_addr_t>(fn.data());
+  okp::arch::KernelFence f[okp::arch::kMaxKernelFences];
+  ASSERT_EQ(okp::arch::kernel_kprobe_fences(start + 3, 1, 1, start, fn.size(), no_recovery, f), 1u);
+  EXPECT_EQ(f[0].start, start);
+  EXPECT_EQ(f[0].end, start + fn.size());
+}
+
 }  // namespace

@@ -19,6 +19,7 @@
 #include <linux/delay.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/uaccess.h>
 #include <okprobes/okprobes.h>
 
 unsigned long okp_kkd_fn(unsigned long x);
@@ -177,9 +178,14 @@ static int branch_check(void)
 	}
 	kp.addr = (void *)((unsigned long)okp_kkd_branch_fn + okp_kkd_branch_offsets[1]);
 	branch_result = register_kprobe(&kp);
-	for (i = 0; branch_result == 0 && i < 40 && !(kp.flags & KPROBE_FLAG_OPTIMIZED); i++)
+	/* The kernel optimizes after a few jiffies; its jmp then replaces the int3 at Y (the
+	 * flag is on its aggregate probe, not on kp). */
+	for (i = 0; branch_result == 0 && i < 40 && !branch_optimized; i++) {
+		u8 first = 0;
+
 		msleep(50);
-	branch_optimized = branch_result == 0 && (kp.flags & KPROBE_FLAG_OPTIMIZED);
+		branch_optimized = !copy_from_kernel_nofault(&first, kp.addr, 1) && first == 0xe9;
+	}
 	pr_info("OKP-KKD: branch: register_kprobe(okp_kkd_branch_fn+%u) = %d, %soptimized\n",
 		okp_kkd_branch_offsets[1], branch_result, branch_optimized ? "" : "not ");
 	if (!branch_optimized || keep_risky) {

@@ -287,6 +287,18 @@ if [ "$(uname -m)" = x86_64 ]; then  # the drift is x86 decoding's: variable len
       is "$(cat $kkd/verdict)" PASS
     rmmod okp_kk_drift
   done
+  if [ -n "$kernel_kprobes" ]; then
+    # okprobes' int3 on a jnz hides it from the kernel's can_optimize(): a kernel kprobe 4
+    # bytes before its target must not become a jump over that target.
+    echo 0 > $opt
+    insmod /okp/okp_kk_drift.ko branch=1
+    echo "# okp_kk_drift branch=1: register_kprobe() before the jnz's target: $(cat $kkd/branch_result)"
+    check "a kernel kprobe just before a branch target okprobes hides is not optimized over it" \
+      is "$(cat $kkd/branch_optimized) $(cat $kkd/verdict)" "N PASS"
+    rmmod okp_kk_drift
+  else
+    skip "a kernel kprobe just before a branch target okprobes hides is not optimized over it" "$no_kprobes"
+  fi
   echo 1 > $opt
   if [ -n "$kernel_kprobes" ]; then
     # The fence is an entry of the kernel's own blacklist: its debugfs lists it, then drops it.
