@@ -55,6 +55,15 @@ static int branch_result = 1;
 module_param(branch_result, int, 0444);
 static bool branch_optimized;
 module_param(branch_optimized, bool, 0444);
+/* The mirror: a kernel kprobe at A (optimized by the kernel into a jmp over A and B), then
+ * okp_register_kprobe at every byte: mirror_nonboundary counts what okprobes accepted inside
+ * an instruction; mirror_optimized says whether the kernel's jump was there. */
+static bool mirror;
+module_param(mirror, bool, 0444);
+static uint mirror_nonboundary;
+module_param(mirror_nonboundary, uint, 0444);
+static bool mirror_optimized;
+module_param(mirror_optimized, bool, 0444);
 module_param_string(verdict, verdict, sizeof(verdict), 0444);
 
 static unsigned long okp_hits;
@@ -207,6 +216,43 @@ static int branch_check(void)
 	return 0;
 }
 
+static int mirror_check(void)
+{
+	struct kprobe kp = { .pre_handler = kernel_count };
+	unsigned int off, start = okp_kkd_boundaries[KKD_A], end = okp_kkd_boundaries[KKD_G];
+	int i, ret, len = 0;
+
+	kp.addr = (void *)((unsigned long)okp_kkd_fn + start);
+	ret = register_kprobe(&kp);
+	if (ret) {
+		fail("register_kprobe(A) = %d", ret);
+		return 0;
+	}
+	for (i = 0; i < 40 && !mirror_optimized; i++) {
+		u8 first = 0;
+
+		msleep(50);
+		mirror_optimized = !copy_from_kernel_nofault(&first, kp.addr, 1) && first == 0xe9;
+	}
+	for (off = start + 1; off < end; off++) {
+		memset(&okp, 0, sizeof(okp));
+		okp.addr = (void *)((unsigned long)okp_kkd_fn + off);
+		okp.pre_handler = okp_count;
+		if (okp_register_kprobe(&okp))
+			continue;
+		okp_unregister_kprobe(&okp);
+		len += scnprintf(accepted + len, sizeof(accepted) - len, "%s+%u", len ? "," : "", off);
+		if (!is_boundary(off))
+			mirror_nonboundary++;
+	}
+	pr_info("OKP-KKD: mirror: kernel kprobe at +%u %soptimized; okprobes accepted [%s], %u inside an instruction\n",
+		start, mirror_optimized ? "" : "not ", accepted, mirror_nonboundary);
+	unregister_kprobe(&kp);
+	calls("mirror, after", 10, false);
+	strscpy(verdict, failed ? "FAIL" : "PASS", sizeof(verdict));
+	return 0;
+}
+
 static int __init kk_drift_init(void)
 {
 	unsigned int off, start = okp_kkd_boundaries[KKD_A], end = okp_kkd_boundaries[KKD_G];
@@ -215,6 +261,8 @@ static int __init kk_drift_init(void)
 
 	if (branch)
 		return branch_check();
+	if (mirror)
+		return mirror_check();
 	if ((site != KKD_A && site != KKD_C) || end > KKD_MAX_BYTES)
 		return -EINVAL;
 	if (okprobe_on())

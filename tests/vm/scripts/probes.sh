@@ -296,8 +296,15 @@ if [ "$(uname -m)" = x86_64 ]; then  # the drift is x86 decoding's: variable len
     check "a kernel kprobe just before a branch target okprobes hides is not optimized over it" \
       is "$(cat $kkd/branch_optimized) $(cat $kkd/verdict)" "N PASS"
     rmmod okp_kk_drift
+    # The mirror: okprobes' own decoder through the kernel's optimized jump.
+    insmod /okp/okp_kk_drift.ko mirror=1
+    echo "# okp_kk_drift mirror=1: okprobes accepted $(cat $kkd/accepted) beside the kernel's jump"
+    check "okprobes accepts no probe inside an instruction after a kernel optprobe's jump" \
+      is "$(cat $kkd/mirror_optimized) $(cat $kkd/mirror_nonboundary) $(cat $kkd/verdict)" "Y 0 PASS"
+    rmmod okp_kk_drift
   else
     skip "a kernel kprobe just before a branch target okprobes hides is not optimized over it" "$no_kprobes"
+    skip "okprobes accepts no probe inside an instruction after a kernel optprobe's jump" "$no_kprobes"
   fi
   echo 1 > $opt
   if [ -n "$kernel_kprobes" ]; then
