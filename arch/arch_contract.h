@@ -56,6 +56,12 @@ OKP_ARCH_PROVIDES(skip_landing_pad, okp_addr_t (*)(okp_addr_t, okp_addr_t));
 OKP_ARCH_PROVIDES(check_and_plan, ErrorOr<Plan> (*)(okp_addr_t addr, okp_addr_t func_start,
                                                     unsigned long func_size, okp_addr_t slot,
                                                     RecoverFn recover));
+// The bytes the kernel's own kprobes must be kept off while okprobes' patch is at a site (their
+// decoder would misread it; x86-64: arch/x86/kernel_walk.cpp): how many ranges it wrote, 0
+// when nothing needs fencing. (addr, patch_len, covered, func_start, func_size, recover, out)
+OKP_ARCH_PROVIDES(kernel_kprobe_fences, usize (*)(okp_addr_t, usize, usize, okp_addr_t,
+                                                  unsigned long, RecoverFn,
+                                                  KernelFence (&)[kMaxKernelFences]));
 OKP_ARCH_PROVIDES(needs_slot, bool (*)(const Plan&));
 OKP_ARCH_PROVIDES(boostable, bool (*)(const Plan&));
 OKP_ARCH_PROVIDES(insn_length, usize (*)(const Plan&));

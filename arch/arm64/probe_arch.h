@@ -53,6 +53,12 @@ inline okp_addr_t breakpoint_address(const okp_regs* regs) { return frame(regs)-
 // ftrace call site (the second of the patchable-function-entry NOPs: the first is ftrace's
 // `mov x9, x30`), which ftrace serves.
 okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start);
+// The kernel's kprobes here decode no further than the instruction they probe: okprobes'
+// breakpoint (the instruction's own size) misleads no walk, so nothing is fenced off.
+inline usize kernel_kprobe_fences(okp_addr_t, usize, usize, okp_addr_t, unsigned long, RecoverFn,
+                                  KernelFence (&)[kMaxKernelFences]) {
+  return 0;
+}
 
 // Proves addr is an instruction (4-byte aligned, inside the function, not inside an exclusive
 // sequence: the function is scanned from its start, okprobes' breakpoints recovered) and plans

@@ -47,4 +47,11 @@ struct DetourPlan {
 // Puts back the original bytes of okprobes' own breakpoints within [start, start+n).
 using RecoverFn = void (*)(okp_addr_t start, u8* bytes, usize n);
 
+// Bytes the kernel's own kprobes must be kept off while okprobes' patch is at a site
+// (arch::kernel_kprobe_fences): [start, end).
+struct KernelFence {
+  okp_addr_t start = 0, end = 0;
+};
+constexpr usize kMaxKernelFences = 4;  // per patch: the misread bytes and hidden branch targets
+
 }  // namespace okp::arch

@@ -23,6 +23,11 @@ inline okp_addr_t instruction_pointer(const okp_regs*) { return 0; }
 inline void set_instruction_pointer(okp_regs*, okp_addr_t) {}
 inline okp_addr_t breakpoint_address(const okp_regs*) { return 0; }
 inline okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t) { return addr; }
+// No breakpoints here: nothing to keep the kernel's kprobes off.
+inline usize kernel_kprobe_fences(okp_addr_t, usize, usize, okp_addr_t, unsigned long, RecoverFn,
+                                  KernelFence (&)[kMaxKernelFences]) {
+  return 0;
+}
 inline ErrorOr<Plan> check_and_plan(okp_addr_t, okp_addr_t, unsigned long, okp_addr_t, RecoverFn) {
   return Error::formatted(Errno::kOpNotSupp, "breakpoint probes are not implemented on %s yet",
                           OKP_ARCH_NAME);

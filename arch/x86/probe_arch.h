@@ -9,6 +9,7 @@
 #include "arch/x86/decoder.h"
 #include "arch/x86/detour.h"
 #include "arch/x86/insn_plan.h"
+#include "arch/x86/kernel_walk.h"
 #include "arch/x86/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/okp_seam.h"

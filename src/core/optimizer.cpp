@@ -118,6 +118,7 @@ bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
         return false;
       }
     }
+    fence_kernel_kprobes(lock, s, s.jump_size, s.region_length);  // before the jump is written
     __atomic_store_n(&s.detour_copy, s.planned_copy, __ATOMIC_RELEASE);
     return true;
   }
@@ -180,6 +181,9 @@ bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
       s.region_insns = plan.region_insns;
       for (usize i = 0; i < plan.jump_size; ++i) s.jump[i] = plan.jump[i];
       s.jump_size = plan.jump_size;
+      // The kernel's kprobes kept off the jump and what they would misread after it, from
+      // now (a grace period or two before the jump is written) until the site is disarmed.
+      fence_kernel_kprobes(lock, s, s.jump_size, s.region_length);
       s.planned_copy = plan.copy;
       s.detour_post = plan.post;
       s.had_detour = true;  // the detour names the site: it goes only after the detour does

@@ -419,9 +419,12 @@ ErrorOr<void> Registry::arm(Locked lock, Site& site) {
   if (site.module && okp_seam_module_get(site.module))
     return Error(Errno::kNoEnt, "module is going away");
   const arch::Breakpoint bp = arch::breakpoint_of(site.plan);
+  // Fenced before the int3 is written, so no kernel kprobe is decoded through it unfenced.
+  fence_kernel_kprobes(lock, site, bp.size, bp.size);
   int err = site.ftrace ? okp_seam_ftrace_arm(site.addr, site.ipmodify)
                         : okp_seam_patch_text(site.addr, bp.bytes, site.original, bp.size);
   if (site.module) okp_seam_module_put(site.module);
+  if (err) unfence_kernel_kprobes(lock, site);
   if (err) return Error::formatted(from_kernel_errno(err), "patching %#lx failed (%d)", site.addr, err);
   site.state = SiteState::kArmed;
   return {};
@@ -435,6 +438,7 @@ void Registry::disarm(Locked lock, Site& site) {
   // Hold the module while patching its text, or it may be freed under us.
   if (site.module && okp_seam_module_get(site.module)) {
     site.state = SiteState::kDisarmed;  // going: the module notifier will mark it gone
+    unfence_kernel_kprobes(lock, site);
     return;
   }
   if (site.ftrace)
@@ -444,6 +448,7 @@ void Registry::disarm(Locked lock, Site& site) {
     okp_seam_invariant_failed("our breakpoint was overwritten by someone else", __FILE__, __LINE__);
   if (site.module) okp_seam_module_put(site.module);
   site.state = SiteState::kDisarmed;
+  unfence_kernel_kprobes(lock, site);  // the original bytes are back
 }
 
 void Registry::update_site(Locked lock, Site& site) {
@@ -472,6 +477,7 @@ void Registry::update_site(Locked lock, Site& site) {
 
 void Registry::release_site(Locked lock, Site& site) {
   assert_locked(lock);
+  unfence_kernel_kprobes(lock, site);
   slots_.release(site.step_slot);
   if (site.boost_slot) {
     slots_.retire(site.boost_slot);
@@ -600,6 +606,7 @@ void Registry::module_going(const void* module) {
       // The text is about to be freed: forget it without patching it back. An ftrace site is
       // ftrace's record, still valid now: drop it from our filter so our ops holds no stale ip.
       if (s.ftrace && s.live()) okp_seam_ftrace_disarm(s.addr, s.ipmodify);
+      unfence_kernel_kprobes(guard, s);  // no text left to misread
       s.state = SiteState::kGone;
       table_.remove(s);
       any = true;
@@ -623,6 +630,7 @@ void Registry::module_live(const void* module) {
       Site& s = *r->site;
       if (s.module != module || !s.init_text) continue;
       if (!s.gone()) {
+        unfence_kernel_kprobes(guard, s);
         s.state = SiteState::kGone;
         table_.remove(s);
         any = true;

@@ -101,6 +101,13 @@ struct Site : HashLinked<Site> {
   Site* next_retired = nullptr;    // Registry::retired_sites_ / the sealed batch
   u32 queued_at = 0;               // Registry::queue_stamp_ when it entered kQueued
   char not_optimized[OKP_REASON_MAX] = {};  // why not, "" while it may be
+  // The kernel's own kprobes are kept off [addr, fence_end) while okprobes' bytes are here:
+  // their decoder would misread the bytes after them (core/kernel_fence.cpp).
+  // At most the int3's fences and the jump's (arch::kernel_kprobe_fences, each).
+  static constexpr usize kMaxFences = 2 * arch::kMaxKernelFences;
+  arch::KernelFence fences[kMaxFences] = {};
+  void* fence_handles[kMaxFences] = {};  // the kernel blacklist entries (seam handles)
+  u8 fence_count = 0;
 };
 
 // The registry lock, held for a scope (as Zircon's Guard<Mutex>), and the proof of holding
@@ -193,6 +200,10 @@ class Registry {
   ErrorOr<Site*> create_site(Locked, okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp);
   ErrorOr<void> arm(Locked, Site& site);
   void disarm(Locked, Site& site);
+  // Keeps the kernel's kprobes off what they would misread while the site holds a patch of
+  // patch_len bytes standing for covered original ones (grows only), and lets them back.
+  void fence_kernel_kprobes(Locked, Site& site, usize patch_len, usize covered);
+  void unfence_kernel_kprobes(Locked, Site& site);
   void update_site(Locked, Site& site);  // re-derive boost and armed from the probes there
   // --- Jump optimization (core/optimizer.cpp) ---
   // Queues the site for the optimizer, or takes it back to its breakpoint and says why not.

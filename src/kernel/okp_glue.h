@@ -59,6 +59,7 @@ struct okp_ksyms {
 	unsigned long __x86_indirect_its_thunk_array;
 	unsigned long text_mutex;
 	unsigned long kprobe_table;	/* the kernel's kprobes' hash, read-only */
+	unsigned long kprobe_blacklist, kprobe_mutex;	/* kprobe_fence.c adds to that list */
 	unsigned long register_kprobe;	/* only looked up: nonzero iff the kernel has kprobes */
 	unsigned long _stext, _etext, _sinittext, _einittext;
 	unsigned long __start___ex_table, __stop___ex_table;

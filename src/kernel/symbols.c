@@ -40,6 +40,8 @@ static const struct okp_ksym_want okp_wanted[] = {
 	WANT_FN(within_kprobe_blacklist),
 	WANT_DATA(text_mutex),
 	WANT_DATA(kprobe_table),
+	WANT_DATA(kprobe_blacklist),
+	WANT_DATA(kprobe_mutex),
 	WANT_DATA(register_kprobe),
 	WANT_DATA(_stext),
 	WANT_DATA(_etext),

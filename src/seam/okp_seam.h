@@ -95,6 +95,13 @@ const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len);
 /* The first byte of [addr, addr + len) holding a kernel kprobe (its int3, or the start of its
  * optimized jump), or 0: a detour region's reason names it. */
 okp_addr_t okp_seam_kernel_kprobe_in(okp_addr_t addr, unsigned long len);
+/* Keeps the kernel's own kprobes off [start, end) through an entry of their blacklist
+ * (register_kprobe() then says -EINVAL): the bytes their decoder would misread after okprobes'
+ * patch at start (kprobe_fence.c). handle: the one returned before for this site, whose end
+ * grows to end (NULL: a new entry). Returns the handle; NULL when the kernel has no kprobes
+ * or none could be added (said in the log). Process context; not under text_mutex. */
+void *okp_seam_fence_kernel_kprobes(void *handle, okp_addr_t start, okp_addr_t end);
+void okp_seam_unfence_kernel_kprobes(void *handle);
 /* The function containing addr in kernel or module text (init text excluded): its start,
  * size and name. 0, or -ENOENT when addr is not in a known function. Process context. */
 int okp_seam_function_at(okp_addr_t addr, okp_addr_t *start, unsigned long *size, char *name,

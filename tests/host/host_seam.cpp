@@ -196,6 +196,8 @@ extern "C" int okp_seam_locate(const char* symbol_name, okp_addr_t addr, unsigne
 
 extern "C" const char* okp_seam_text_owner(okp_addr_t, unsigned long) { return nullptr; }
 extern "C" okp_addr_t okp_seam_kernel_kprobe_in(okp_addr_t, unsigned long) { return 0; }
+extern "C" void* okp_seam_fence_kernel_kprobes(void* handle, okp_addr_t, okp_addr_t) { return handle; }
+extern "C" void okp_seam_unfence_kernel_kprobes(void*) {}
 extern "C" unsigned int okp_seam_indirect_thunks(struct okp_addr_range*, unsigned int) { return 0; }
 extern "C" int okp_seam_module_get(void*) { return 0; }
 extern "C" void okp_seam_module_put(void*) {}

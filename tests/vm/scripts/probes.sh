@@ -265,6 +265,60 @@ else
   rmmod okp_kk 2>/dev/null
 fi
 
+# 4b. The kernel's kprobes at every byte after okprobes' int3 or jump (okp_kk_drift.ko): the
+#     kernel's can_probe() decodes okprobes' bytes as if they were the original ones, so its
+#     walk could land inside an instruction; okprobes must keep it from accepting any byte
+#     there or okprobes' own site, and both kinds of probe must work and come off in either
+#     order (docs/architecture.md, "The kernel's kprobes beside okprobes").
+if [ "$(uname -m)" = x86_64 ]; then  # the drift is x86 decoding's: variable lengths
+  kkd=/sys/module/okp_kk_drift/parameters opt=/proc/sys/debug/okprobes-optimization
+  for mode in "site=0 optimized=0" "site=2 optimized=0" "site=0 optimized=1"; do
+    if [ -z "$kernel_kprobes" ]; then
+      skip "okp_kk_drift $mode: no kernel kprobe inside an instruction or on okprobes' site" "$no_kprobes"
+      continue
+    fi
+    case $mode in *optimized=0) echo 0 > $opt ;; *) echo 1 > $opt ;; esac
+    insmod /okp/okp_kk_drift.ko $mode
+    echo "# okp_kk_drift $mode: the kernel accepted $(cat $kkd/accepted)"
+    check "okp_kk_drift $mode: the kernel accepts no kprobe inside an instruction" \
+      is "$(cat $kkd/nonboundary)" 0
+    check "okp_kk_drift $mode: nor one on okprobes' own site" is "$(cat $kkd/on_site)" N
+    check "okp_kk_drift $mode: every probe counts, results right, removed in either order" \
+      is "$(cat $kkd/verdict)" PASS
+    rmmod okp_kk_drift
+  done
+  if [ -n "$kernel_kprobes" ]; then
+    # okprobes' int3 on a jnz hides it from the kernel's can_optimize(): a kernel kprobe 4
+    # bytes before its target must not become a jump over that target.
+    echo 0 > $opt
+    insmod /okp/okp_kk_drift.ko branch=1
+    echo "# okp_kk_drift branch=1: register_kprobe() before the jnz's target: $(cat $kkd/branch_result)"
+    check "a kernel kprobe just before a branch target okprobes hides is not optimized over it" \
+      is "$(cat $kkd/branch_optimized) $(cat $kkd/verdict)" "N PASS"
+    rmmod okp_kk_drift
+    # The mirror: okprobes' own decoder through the kernel's optimized jump.
+    insmod /okp/okp_kk_drift.ko mirror=1
+    echo "# okp_kk_drift mirror=1: okprobes accepted $(cat $kkd/accepted) beside the kernel's jump"
+    check "okprobes accepts no probe inside an instruction after a kernel optprobe's jump" \
+      is "$(cat $kkd/mirror_optimized) $(cat $kkd/mirror_nonboundary) $(cat $kkd/verdict)" "Y 0 PASS"
+    rmmod okp_kk_drift
+  else
+    skip "a kernel kprobe just before a branch target okprobes hides is not optimized over it" "$no_kprobes"
+    skip "okprobes accepts no probe inside an instruction after a kernel optprobe's jump" "$no_kprobes"
+  fi
+  echo 1 > $opt
+  if [ -n "$kernel_kprobes" ]; then
+    # The fence is an entry of the kernel's own blacklist: its debugfs lists it, then drops it.
+    insmod /okp/okp_target.ko; insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
+    check "the kernel's kprobes/blacklist lists the bytes okprobes fenced off" \
+      grep -q 'okp_target_opt' /sys/kernel/debug/kprobes/blacklist
+    rmmod okprobe_example
+    check "and no longer once the okprobe is gone" \
+      sh -c "! grep -q okp_target_opt /sys/kernel/debug/kprobes/blacklist"
+    rmmod okp_target
+  fi
+fi
+
 # 5. A function-entry probe beside the function tracer.
 t=/sys/kernel/tracing
 mount -t tracefs nodev $t 2>/dev/null
