@@ -93,7 +93,8 @@ const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len);
  * optimized jump), or 0: a detour region's reason names it. */
 okp_addr_t okp_seam_kernel_kprobe_in(okp_addr_t addr, unsigned long len);
 /* The function containing addr in kernel or module text (init text excluded): its start,
- * size and name. 0, or -ENOENT when addr is not in a known function. Process context. */
+ * size and name; for a call veneer (an arm64 module's PLT entry), its target's. 0, or -ENOENT
+ * when addr is not in a known function. Process context. */
 int okp_seam_function_at(okp_addr_t addr, okp_addr_t *start, unsigned long *size, char *name,
 			 unsigned long name_len);
 /* Addresses of vmlinux functions by name, in one pass over kallsyms; 0 for a name not found
