@@ -207,6 +207,11 @@ static void okp_blacklist_nokprobe_symbols(void)
 int okp_seam_function_at(okp_addr_t addr, okp_addr_t *start, unsigned long *size, char *name,
 			 unsigned long name_len)
 {
+	okp_addr_t veneer_target = okp_arch_veneer_target(addr);
+
+	/* A call into a veneer goes on to the veneer's target: that is the function it reaches. */
+	if (veneer_target)
+		addr = veneer_target;
 	if (!okp_is_text(addr) || (addr >= okp_ksyms._sinittext && addr < okp_ksyms._einittext))
 		return -ENOENT;
 	if (!okp_symbol_extent(addr, name, name_len, start, size) || !*size)

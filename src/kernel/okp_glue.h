@@ -137,5 +137,12 @@ bool okp_arch_callable(const char *name, unsigned long fn);
 int okp_arch_symbols_check(void);
 /* For text.c: who else owns text in [addr, addr + len) in an arch-specific way (NULL: none). */
 const char *okp_arch_text_owner(okp_addr_t addr, unsigned long len);
+/* For blacklist.c's trap-path walk: the target of the call veneer at addr (a module's PLT
+ * entry), or 0 when addr is not one. Only arm64's modules call through veneers here. */
+#ifdef CONFIG_ARM64
+okp_addr_t okp_arch_veneer_target(okp_addr_t addr);
+#else
+static inline okp_addr_t okp_arch_veneer_target(okp_addr_t addr) { return 0; }
+#endif
 
 #endif /* OKP_GLUE_H */

@@ -103,7 +103,8 @@ okp_addr_t okp_seam_kernel_kprobe_in(okp_addr_t addr, unsigned long len);
 void *okp_seam_fence_kernel_kprobes(void *handle, okp_addr_t start, okp_addr_t end);
 void okp_seam_unfence_kernel_kprobes(void *handle);
 /* The function containing addr in kernel or module text (init text excluded): its start,
- * size and name. 0, or -ENOENT when addr is not in a known function. Process context. */
+ * size and name; for a call veneer (an arm64 module's PLT entry), its target's. 0, or -ENOENT
+ * when addr is not in a known function. Process context. */
 int okp_seam_function_at(okp_addr_t addr, okp_addr_t *start, unsigned long *size, char *name,
 			 unsigned long name_len);
 /* Addresses of vmlinux functions by name, in one pass over kallsyms; 0 for a name not found

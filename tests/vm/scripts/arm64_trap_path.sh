@@ -19,6 +19,10 @@ check "okprobes' own break hook is on the trap path" \
   grep -q '	okp_brk_hook	\[trap path, reached from the trap entry\]$' $bl
 check "the core's breakpoint entry, reached from the hook" \
   grep -q '	okp_core_on_breakpoint	\[trap path, reached from okp_brk_hook\]$' $bl
+# okprobes' hook calls copy_from_kernel_nofault(); in a module far from the kernel (Debian's
+# randomized module region) through a PLT veneer, which the walk must follow to the kernel.
+check "the kernel function okprobes' hook calls is on the trap path (copy_from_kernel_nofault)" \
+  grep -Eq '	copy_from_kernel_nofault	\[trap path, reached from okp_[a-z_]+\]$' $bl
 check "el1_dbg's entry helper is on the trap path" \
   grep -q '	arm64_enter_el1_dbg	\[trap path, reached from the trap entry\]$' $bl
 check "do_debug_exception and brk_handler are blacklisted (the kernel's NOKPROBE)" \
