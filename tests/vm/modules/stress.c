@@ -26,6 +26,10 @@ static ulong min_cycles = 2000;	/* at least, of register/unregister */
 module_param(min_cycles, ulong, 0444);
 static uint churn = 3;	/* bit 0: churn at the steady site, bit 1: at the next insn */
 module_param(churn, uint, 0444);
+/* Calls between a caller's real sleeps: each unregister waits for RCU-tasks, which waits for
+ * every caller's voluntary switch, so this paces the churn where calls are slow (riscv64 TCG). */
+static ulong sleep_every = 16384;
+module_param(sleep_every, ulong, 0444);
 
 static atomic_t running;
 static atomic_long_t wrong_results;
@@ -74,7 +78,7 @@ static int caller(void *arg)
 		if ((i & 63) == 0)
 			cond_resched();
 		/* A real sleep now and then: RCU-tasks waits for voluntary switches. */
-		if ((i & 16383) == 0)
+		if (i % (sleep_every ?: 1) == 0)
 			usleep_range(10, 20);
 	}
 	atomic_long_add(i, &total_calls);
