@@ -2,9 +2,11 @@
 # riscv64. A probe and a return probe on a second module's text until it is unloaded ([GONE]),
 # the breakpoint-churn stress (tests/vm/modules/stress.c on stress_text_riscv.S: a stepped
 # c.slli steady site, a simulated 4-byte add churned right after it) and the return-probe
-# stress (retstress.c). Sizes: STRESS_CYCLES/STRESS_CALLS, RETSTRESS_CYCLES/RETSTRESS_CALLS.
+# stress (retstress.c). Sizes: STRESS_CYCLES/STRESS_CALLS, RETSTRESS_CYCLES/RETSTRESS_CALLS;
+# SLEEP_EVERY (256): calls between a caller's sleeps, which pace every unregister (RCU-tasks).
 # Without KGDB (okprobes serves no breakpoint probes there) the breakpoint checks print
-# "# SKIP" with the reason, and the return-probe stress runs with its entries through ftrace.
+# "# SKIP" with the reason, the churn stress runs on a function entry (ftrace, entry=1) and the
+# return-probe stress as everywhere (its entries are ftrace sites).
 # Prints TAP lines; exits non-zero if any check failed.
 n=0 failed=0
 check() { # description, then a command
@@ -49,7 +51,8 @@ fi
 # 2. Breakpoint stress: callers vs. a registrar churning probes at the steady site and the
 #    next instruction (tests/vm/modules/stress.c).
 if [ -n "$kgdb" ]; then
-  insmod /okp/okp_stress.ko min_cycles=${STRESS_CYCLES:-2000} calls=${STRESS_CALLS:-1000000}
+  insmod /okp/okp_stress.ko min_cycles=${STRESS_CYCLES:-2000} calls=${STRESS_CALLS:-1000000} \
+    sleep_every=${SLEEP_EVERY:-256}
   line=$(dmesg | grep OKP-STRESS | tail -1); echo "$line"
   check "stress: exact count, real results, no failed registration" sh -c "echo '$line' | grep -q 'OKP-STRESS: PASS'"
   rmmod okp_stress
@@ -57,12 +60,20 @@ else
   insmod /okp/okp_stress.ko min_cycles=1 calls=1 2>/dev/null
   check "stress: its steady breakpoint probe is refused with -EOPNOTSUPP and the no-KGDB reason" \
     sh -c "dmesg | grep -q 'OKP-STRESS: FAIL cannot register the steady probe: -95 no breakpoint probes: without CONFIG_KGDB'"
-  skip "stress: exact count, real results, no failed registration" "$no_kgdb"
+  skip "stress at the steady site and the next instruction (breakpoints)" "$no_kgdb"
+  # The same churn on a function entry, served by ftrace (entry=1: the steady site only).
+  insmod /okp/okp_stress.ko entry=1 min_cycles=${STRESS_CYCLES:-2000} calls=${STRESS_CALLS:-1000000} \
+    sleep_every=${SLEEP_EVERY:-256}
+  line=$(dmesg | grep OKP-STRESS | tail -1); echo "$line"
+  check "stress on a function entry (ftrace): exact count, real results, no failed registration" \
+    sh -c "echo '$line' | grep -q 'OKP-STRESS: PASS'"
+  rmmod okp_stress
 fi
 
 # 3. Return-probe stress (tests/vm/modules/retstress.c): entries through ftrace (the C
 #    function's patchable entry), on either kernel.
-insmod /okp/okp_retstress.ko min_cycles=${RETSTRESS_CYCLES:-500} calls=${RETSTRESS_CALLS:-200000}
+insmod /okp/okp_retstress.ko min_cycles=${RETSTRESS_CYCLES:-500} calls=${RETSTRESS_CALLS:-200000} \
+  sleep_every=${SLEEP_EVERY:-256}
 line=$(dmesg | grep OKP-RETSTRESS | tail -1); echo "$line"
 check "return-probe stress: exact pairs, real results, exited tasks reclaimed, no stub leaked" \
   sh -c "echo '$line' | grep -q 'OKP-RETSTRESS: PASS'"
