@@ -32,6 +32,9 @@ static ulong calls = 200000;	/* at least, per caller */
 module_param(calls, ulong, 0444);
 static ulong min_cycles = 1000;	/* at least, of register/unregister of the churned probes */
 module_param(min_cycles, ulong, 0444);
+/* Calls between a caller's real sleeps (RCU-tasks waits for them: they pace the churn). */
+static ulong sleep_every = 16384;
+module_param(sleep_every, ulong, 0444);
 
 enum okp_rs_mode { OKP_RS_RETURN, OKP_RS_SLEEP, OKP_RS_EXIT };
 
@@ -147,7 +150,7 @@ static void call_loop(unsigned long mode, unsigned long min_calls)
 			atomic_long_inc(&wrong_results);
 		if ((i & 63) == 0)
 			cond_resched();
-		if (mode == OKP_RS_RETURN && (i & 16383) == 0)
+		if (mode == OKP_RS_RETURN && i % (sleep_every ?: 1) == 0)
 			usleep_range(10, 20);	/* a real sleep now and then (RCU-tasks) */
 	}
 	atomic_long_add(i, &completed_calls);

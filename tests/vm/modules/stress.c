@@ -16,6 +16,7 @@
 #include <okprobes/okprobes.h>
 
 unsigned long okp_stress_fn(unsigned long x);
+unsigned long okp_stress_entry_fn(unsigned long x);
 extern const char okp_stress_steady[], okp_stress_churn[];
 
 static uint callers = 3;
@@ -26,6 +27,27 @@ static ulong min_cycles = 2000;	/* at least, of register/unregister */
 module_param(min_cycles, ulong, 0444);
 static uint churn = 3;	/* bit 0: churn at the steady site, bit 1: at the next insn */
 module_param(churn, uint, 0444);
+/* Calls between a caller's real sleeps: each unregister waits for RCU-tasks, which waits for
+ * every caller's voluntary switch, so this paces the churn where calls are slow (riscv64 TCG). */
+static ulong sleep_every = 16384;
+module_param(sleep_every, ulong, 0444);
+
+/*
+ * entry=1: the steady and churned probes sit on the entry of a C function, served by ftrace,
+ * for kernels where okprobes serves no breakpoint probes (riscv64 without KGDB); churn there is
+ * at the steady site only (bit 1 is ignored: the next instruction takes a breakpoint).
+ */
+static bool entry;
+module_param(entry, bool, 0444);
+
+noinline __noclone unsigned long okp_stress_entry_fn(unsigned long x)
+{
+	barrier();
+	return x * 3 + 7;
+}
+
+/* Where the steady/churned probes go: the asm labels, or okp_stress_entry_fn with entry=1. */
+static void *steady_site, *churn_site;
 
 static atomic_t running;
 static atomic_long_t wrong_results;
@@ -69,12 +91,12 @@ static int caller(void *arg)
 	unsigned long i;
 
 	for (i = 0; i < calls || !READ_ONCE(stop); i++) {
-		if (okp_stress_fn(i) != i * 3 + 7)
+		if ((entry ? okp_stress_entry_fn(i) : okp_stress_fn(i)) != i * 3 + 7)
 			atomic_long_inc(&wrong_results);
 		if ((i & 63) == 0)
 			cond_resched();
 		/* A real sleep now and then: RCU-tasks waits for voluntary switches. */
-		if ((i & 16383) == 0)
+		if (i % (sleep_every ?: 1) == 0)
 			usleep_range(10, 20);
 	}
 	atomic_long_add(i, &total_calls);
@@ -85,8 +107,8 @@ static int caller(void *arg)
 
 static int churn_once(unsigned long n)
 {
-	struct okp_kprobe a = { .addr = (void *)okp_stress_steady, .pre_handler = churn_pre };
-	struct okp_kprobe b = { .addr = (void *)okp_stress_churn, .pre_handler = churn_pre };
+	struct okp_kprobe a = { .addr = steady_site, .pre_handler = churn_pre };
+	struct okp_kprobe b = { .addr = churn_site, .pre_handler = churn_pre };
 	int ret;
 
 	if (n & 1)
@@ -121,7 +143,11 @@ static int __init okp_stress_init(void)
 	bool pass;
 	u64 start, elapsed;
 
-	steady.addr = (void *)okp_stress_steady;
+	steady_site = entry ? (void *)okp_stress_entry_fn : (void *)okp_stress_steady;
+	churn_site = (void *)okp_stress_churn;
+	if (entry)
+		churn &= 1;
+	steady.addr = steady_site;
 	ret = okp_register_kprobe(&steady);
 	if (ret) {
 		pr_err("OKP-STRESS: FAIL cannot register the steady probe: %d %s\n", ret,

@@ -1,0 +1,83 @@
+# Guest script (busybox sh, riscv64), run on 4 vCPUs: the test modules copied to /okp on
+# riscv64. A probe and a return probe on a second module's text until it is unloaded ([GONE]),
+# the breakpoint-churn stress (tests/vm/modules/stress.c on stress_text_riscv.S: a stepped
+# c.slli steady site, a simulated 4-byte add churned right after it) and the return-probe
+# stress (retstress.c). Sizes: STRESS_CYCLES/STRESS_CALLS, RETSTRESS_CYCLES/RETSTRESS_CALLS;
+# SLEEP_EVERY (256): calls between a caller's sleeps, which pace every unregister (RCU-tasks).
+# Without KGDB (okprobes serves no breakpoint probes there) the breakpoint checks print
+# "# SKIP" with the reason, the churn stress runs on a function entry (ftrace, entry=1) and the
+# return-probe stress as everywhere (its entries are ftrace sites).
+# Prints TAP lines; exits non-zero if any check failed.
+n=0 failed=0
+check() { # description, then a command
+  desc=$1; shift; n=$((n + 1))
+  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
+}
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+d=/sys/kernel/debug/okprobes
+call=/sys/kernel/debug/okp_target/call
+hits() { sed -n "s/.* $1+.* hits=\([0-9]*\).*/\1/p" $d/list | head -1; }
+is() { [ "$1" = "$2" ]; }
+if grep -q ' kgdb_handle_exception$' /proc/kallsyms; then kgdb=1; else kgdb=; fi
+no_kgdb="no KGDB in this kernel: okprobes serves no breakpoint probes here"
+check "this guest runs on 4 CPUs" is "$(grep -c '^processor' /proc/cpuinfo)" 4
+
+# 1. A probe and a return probe on a second module's text, until that module goes away.
+if [ -n "$kgdb" ]; then
+  insmod /okp/okp_target.ko
+  check "probe on a module's text registers" insmod /okp/okprobe_example.ko symbol=okp_target_second
+  echo 5 > $call
+  check "it counts exactly 5 hits for 5 calls" is "$(hits okp_target_second)" 5
+  check "the probed module still computes (24 + 1) * 2" is "$(cat $call)" 50
+  check "list names the module" grep -q ' okp_target_second+0x0 \[okp_target\] hits=5 ' $d/list
+  rmmod okp_target
+  check "after the module is unloaded the probe shows [GONE]" \
+    grep -q 'okp_target_second+0x0 \[okp_target\] \[GONE\].*reason="module okp_target was unloaded' $d/list
+  check "a [GONE] probe unregisters cleanly" rmmod okprobe_example
+  insmod /okp/okp_target.ko
+  check "return probe on a module's function registers" insmod /okp/okretprobe_example.ko func=okp_target_fn
+  echo 5 > $call
+  check "list shows it as type r with 5 hits" grep -Eq '  r  okp_target_[a-z]*\+0x0 \[okp_target\] hits=5 .*in_use=0 ' $d/list
+  check "its return handler saw the real return value" sh -c "dmesg | grep -q 'okp_target_fn returned 50 and took'"
+  rmmod okp_target
+  check "after the module is unloaded the return probe shows [GONE]" \
+    grep -q '  r  okp_target_[a-z]*+0x0 \[okp_target\] \[GONE\].*reason="module okp_target was unloaded' $d/list
+  check "a [GONE] return probe unregisters cleanly" rmmod okretprobe_example
+  check "list is empty again" sh -c "[ ! -s $d/list ]"
+else
+  skip "probes on a module's text (asm, no ftrace site) until it goes away ([GONE])" "$no_kgdb"
+fi
+
+# 2. Breakpoint stress: callers vs. a registrar churning probes at the steady site and the
+#    next instruction (tests/vm/modules/stress.c).
+if [ -n "$kgdb" ]; then
+  insmod /okp/okp_stress.ko min_cycles=${STRESS_CYCLES:-2000} calls=${STRESS_CALLS:-1000000} \
+    sleep_every=${SLEEP_EVERY:-256}
+  line=$(dmesg | grep OKP-STRESS | tail -1); echo "$line"
+  check "stress: exact count, real results, no failed registration" sh -c "echo '$line' | grep -q 'OKP-STRESS: PASS'"
+  rmmod okp_stress
+else
+  insmod /okp/okp_stress.ko min_cycles=1 calls=1 2>/dev/null
+  check "stress: its steady breakpoint probe is refused with -EOPNOTSUPP and the no-KGDB reason" \
+    sh -c "dmesg | grep -q 'OKP-STRESS: FAIL cannot register the steady probe: -95 no breakpoint probes: without CONFIG_KGDB'"
+  skip "stress at the steady site and the next instruction (breakpoints)" "$no_kgdb"
+  # The same churn on a function entry, served by ftrace (entry=1: the steady site only).
+  insmod /okp/okp_stress.ko entry=1 min_cycles=${STRESS_CYCLES:-2000} calls=${STRESS_CALLS:-1000000} \
+    sleep_every=${SLEEP_EVERY:-256}
+  line=$(dmesg | grep OKP-STRESS | tail -1); echo "$line"
+  check "stress on a function entry (ftrace): exact count, real results, no failed registration" \
+    sh -c "echo '$line' | grep -q 'OKP-STRESS: PASS'"
+  rmmod okp_stress
+fi
+
+# 3. Return-probe stress (tests/vm/modules/retstress.c): entries through ftrace (the C
+#    function's patchable entry), on either kernel.
+insmod /okp/okp_retstress.ko min_cycles=${RETSTRESS_CYCLES:-500} calls=${RETSTRESS_CALLS:-200000} \
+  sleep_every=${SLEEP_EVERY:-256}
+line=$(dmesg | grep OKP-RETSTRESS | tail -1); echo "$line"
+check "return-probe stress: exact pairs, real results, exited tasks reclaimed, no stub leaked" \
+  sh -c "echo '$line' | grep -q 'OKP-RETSTRESS: PASS'"
+rmmod okp_retstress
+
+echo "1..$n"
+[ $failed = 0 ]
