@@ -7,6 +7,10 @@ namespace okp::arch {
 
 namespace {
 
+// Why no breakpoint probe can work on this kernel (nullptr: they can): set once at load by the
+// glue (src/kernel/arch/arm64/trap.c), before any registration.
+const char* g_no_breakpoint_trap = nullptr;
+
 u32 word_at(const u8* b) {
   return static_cast<u32>(b[0]) | static_cast<u32>(b[1]) << 8 | static_cast<u32>(b[2]) << 16 |
          static_cast<u32>(b[3]) << 24;
@@ -37,6 +41,7 @@ okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start) {
 
 ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                              okp_addr_t slot, RecoverFn recover) {
+  if (g_no_breakpoint_trap) return Error(Errno::kOpNotSupp, g_no_breakpoint_trap);
   if ((addr | func_start) & (arm64::kInsnSize - 1)) {
     const okp_addr_t below = addr & ~okp_addr_t{arm64::kInsnSize - 1};
     return Error::formatted(Errno::kIlSeq,
@@ -124,3 +129,7 @@ const char* return_probe_unsafe_here(const char* name, usize name_len) {
 }
 
 }  // namespace okp::arch
+
+extern "C" void okp_arm64_set_no_breakpoint_trap(const char* reason) {
+  okp::arch::g_no_breakpoint_trap = reason;
+}

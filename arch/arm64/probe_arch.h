@@ -168,3 +168,8 @@ inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + arm64::kInsnSi
 
 }  // namespace okp::arch
 #include "arch/common/no_jump_optimization.h"
+
+// Set by the glue at load (src/kernel/arch/arm64/trap.c) when the running kernel has no way
+// for a module's BRK in (no break-hook list): every breakpoint probe is refused with this
+// reason; function entries on ftrace sites and return probes still work.
+extern "C" void okp_arm64_set_no_breakpoint_trap(const char* reason);

@@ -4,6 +4,12 @@
  * okprobes never writes a breakpoint there; it adds the site to an ftrace_ops filter instead.
  * Two ops, because IPMODIFY is exclusive per function (livepatch needs it too): only probes
  * that asked for it (OKP_KPROBE_FLAG_IPMODIFY) take it.
+ *
+ * With DYNAMIC_FTRACE_WITH_REGS ftrace saves a whole pt_regs for ops that ask (SAVE_REGS).
+ * A kernel with only DYNAMIC_FTRACE_WITH_ARGS (arm64 since 6.5, e.g. Debian's 6.12) saves the
+ * argument registers, frame pointer, return address, stack pointer and pc (ftrace_regs) and
+ * restores them on its way out: the handlers get a pt_regs the arch glue filled from those
+ * (other registers read 0), and what they changed of those is put back.
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -12,19 +18,28 @@
 
 #include "okp_glue.h"
 
-#ifdef CONFIG_DYNAMIC_FTRACE_WITH_REGS
+#if defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS)
+#define OKP_FTRACE_ENTRY 1
+#define OKP_FTRACE_REGS_FLAGS FTRACE_OPS_FL_SAVE_REGS
+#elif defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
+#define OKP_FTRACE_ENTRY 1
+#define OKP_FTRACE_PARTIAL_REGS 1
+#define OKP_FTRACE_REGS_FLAGS 0
+#endif
+
+#ifdef OKP_FTRACE_ENTRY
 
 static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 				       struct ftrace_ops *ops, struct ftrace_regs *fregs);
 
 static struct ftrace_ops okp_ftrace_ops = {
 	.func = okp_ftrace_handler,
-	.flags = FTRACE_OPS_FL_SAVE_REGS,
+	.flags = OKP_FTRACE_REGS_FLAGS,
 };
 
 static struct ftrace_ops okp_ftrace_ipmodify_ops = {
 	.func = okp_ftrace_handler,
-	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY,
+	.flags = OKP_FTRACE_REGS_FLAGS | FTRACE_OPS_FL_IPMODIFY,
 };
 
 static unsigned int okp_ftrace_users[2]; /* sites per ops; guarded by the registry lock */
@@ -32,7 +47,13 @@ static unsigned int okp_ftrace_users[2]; /* sites per ops; guarded by the regist
 static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 				       struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
+#ifdef OKP_FTRACE_PARTIAL_REGS
+	/* On this stack: a nested hit (an NMI's) gets its own; the core's frames are per CPU. */
+	struct pt_regs partial;
+	struct pt_regs *regs = &partial;
+#else
 	struct pt_regs *regs = ftrace_get_regs(fregs);
+#endif
 	struct okp_cpu_state *cpu;
 	int bit;
 
@@ -42,7 +63,13 @@ static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip
 	if (bit < 0)
 		return;
 	cpu = this_cpu_ptr(&okp_cpu_state);
+#ifdef OKP_FTRACE_PARTIAL_REGS
+	okp_arch_ftrace_regs_in(fregs, regs);
+#endif
 	okp_core_on_ftrace(ip, (struct okp_regs *)regs, ops == &okp_ftrace_ipmodify_ops, cpu);
+#ifdef OKP_FTRACE_PARTIAL_REGS
+	okp_arch_ftrace_regs_out(regs, fregs);
+#endif
 	ftrace_test_recursion_unlock(bit);
 }
 NOKPROBE_SYMBOL(okp_ftrace_handler);
@@ -109,7 +136,7 @@ void okp_seam_ftrace_disarm(okp_addr_t site, int ipmodify)
 	ftrace_set_filter_ip(ops, site, 1, 0);
 }
 
-#else /* !CONFIG_DYNAMIC_FTRACE_WITH_REGS */
+#else /* neither DYNAMIC_FTRACE_WITH_REGS nor WITH_ARGS */
 
 okp_addr_t okp_ftrace_entry_point(void)
 {

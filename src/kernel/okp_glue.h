@@ -107,6 +107,16 @@ bool okp_kernel_has_kprobes(void);
  * roots of the trap path the blacklist derives (core/trap_path.h). */
 okp_addr_t okp_trap_entry_point(void);
 okp_addr_t okp_ftrace_entry_point(void);
+/*
+ * Where ftrace hands its callbacks ftrace_regs and no pt_regs (DYNAMIC_FTRACE_WITH_ARGS without
+ * WITH_REGS: arm64 since 6.5), the arch glue fills a pt_regs from them for the handlers (what
+ * ftrace saved; every other field zero) and puts back what ftrace restores on its way out
+ * (ftrace.c). Hit path: notrace, no locks.
+ */
+struct ftrace_regs;
+struct pt_regs;
+void okp_arch_ftrace_regs_in(struct ftrace_regs *fregs, struct pt_regs *regs);
+void okp_arch_ftrace_regs_out(const struct pt_regs *regs, struct ftrace_regs *fregs);
 okp_addr_t okp_return_entry_point(void);
 okp_addr_t okp_detour_entry_point(void);	/* 0 on arches without jump optimization */
 okp_addr_t okp_detour_post_entry_point(void);

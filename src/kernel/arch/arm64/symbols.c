@@ -20,8 +20,10 @@ struct okp_arm64_ksyms okp_arm64_ksyms;
 #define WANT_ARM64_FN(n) { #n, (unsigned long *)&okp_arm64_ksyms.n, true }
 
 static const struct okp_ksym_want okp_arm64_wanted[] = {
+#ifdef OKP_ARM64_BREAK_HOOKS /* trap.c: absent after the debug-exception rework */
 	WANT_ARM64_FN(register_kernel_break_hook),
 	WANT_ARM64_FN(unregister_kernel_break_hook),
+#endif
 	WANT_ARM64_FN(aarch64_insn_patch_text),
 	WANT_ARM64_FN(aarch64_insn_patch_text_nosync),
 	WANT_ARM64_FN(get_kprobe),
@@ -61,11 +63,13 @@ bool okp_arch_callable(const char *name, unsigned long fn)
 /* Every breakpoint okprobes writes and every hit it takes needs these (trap.c, text_patch.c). */
 int okp_arch_symbols_check(void)
 {
+#ifdef OKP_ARM64_BREAK_HOOKS
 	if (!okp_arm64_ksyms.register_kernel_break_hook ||
 	    !okp_arm64_ksyms.unregister_kernel_break_hook) {
 		pr_err("the kernel's break-hook list (register_kernel_break_hook) is not usable\n");
 		return -ENOENT;
 	}
+#endif
 	if (!okp_arm64_ksyms.aarch64_insn_patch_text ||
 	    !okp_arm64_ksyms.aarch64_insn_patch_text_nosync) {
 		pr_err("the kernel's text patching (aarch64_insn_patch_text) is not usable\n");

@@ -10,6 +10,15 @@
  *
  * register_kernel_break_hook() is not exported: symbols.c found it in /proc/kallsyms and
  * proved it is that function (okp_arm64_ksyms).
+ *
+ * Kernels with the arm64 debug-exception rework (upstream 6.17, backported into Debian's
+ * 6.12.95) have no break-hook list: do_el1_brk64 -> call_el1_break_hook dispatches a fixed
+ * switch of the kernel's own immediates (BUG, CFI, fault, KASAN, UBSAN, kgdb, kprobes,
+ * kretprobes) and gives any other to die("Oops - BRK"), which oopses: no module's BRK can be
+ * handled there. Kbuild tells from the headers (OKP_ARM64_BREAK_HOOKS: struct break_hook in
+ * asm/debug-monitors.h); without the list okprobes never writes a BRK and refuses every
+ * breakpoint probe with the reason below, while function entries on ftrace sites and return
+ * probes (entered through ftrace, returning through okprobes' stubs) still work.
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -22,6 +31,8 @@
 
 #include "kernel/okp_glue.h"
 #include "okp_arm64.h"
+
+#ifdef OKP_ARM64_BREAK_HOOKS
 
 /* arch/arm64/insn_plan.h: okp::arm64::kBrkProbeImm and kBrkStepImm. */
 #define OKP_BRK_PROBE_IMM 0x6b0
@@ -82,3 +93,36 @@ void okp_trap_exit(void)
 	okp_arm64_ksyms.unregister_kernel_break_hook(&okp_probe_hook);
 	okp_arm64_ksyms.unregister_kernel_break_hook(&okp_step_hook);
 }
+
+#else /* !OKP_ARM64_BREAK_HOOKS: the debug-exception rework, no break-hook list */
+
+void okp_arm64_set_no_breakpoint_trap(const char *reason);
+
+/*
+ * A static string: the core keeps the pointer and refuses every breakpoint probe with it (and
+ * copies it into okp_kprobe's okp_reason: within OKP_REASON_MAX).
+ */
+static const char okp_reason_no_break_hooks[] =
+	"no breakpoint probes: this kernel dispatches kernel BRKs only to its own handlers "
+	"(arm64 debug-exception rework, no break-hook list); entries use ftrace";
+
+/* No breakpoint trap reaches okprobes here: nothing to walk from. */
+okp_addr_t okp_trap_entry_point(void)
+{
+	return 0;
+}
+
+int okp_trap_init(void)
+{
+	okp_arm64_set_no_breakpoint_trap(okp_reason_no_break_hooks);
+	/* (Not the die() message's text: the guest harness rightly takes that for an oops.) */
+	pr_warn("%s: a BRK of any other immediate goes to die(), so okprobes writes none; function entries on ftrace sites and return probes work\n",
+		okp_reason_no_break_hooks);
+	return 0;
+}
+
+void okp_trap_exit(void)
+{
+}
+
+#endif /* OKP_ARM64_BREAK_HOOKS */
