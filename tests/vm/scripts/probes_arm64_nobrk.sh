@@ -4,7 +4,8 @@
 # every breakpoint probe (mid-function, or the entry of a function without an ftrace site) with
 # -EOPNOTSUPP and that reason; function-entry probes (ftrace, WITH_ARGS: partial pt_regs) and
 # return probes (entry through ftrace, trap-free return through okprobes' stubs) work, with
-# exact counts, and the churn stress (entry=1) and the return-probe stress pass.
+# exact counts, handlers' writes to x0-x8/pc take effect, and the churn stress (entry=1) and
+# the return-probe stress pass.
 # Sizes: STRESS_CYCLES/STRESS_CALLS, RETSTRESS_CYCLES/RETSTRESS_CALLS.
 # Prints TAP lines; exits non-zero if any check failed.
 . /okp/tap.sh	# n, failed, check, is, gt, ge
@@ -70,6 +71,13 @@ check "and its return handler runs with the child's pid" \
 rmmod okretprobe_example
 rmmod okp_target
 check "list is empty again" sh -c "[ ! -s $d/list ]"
+# What handlers write into the pt_regs okprobes filled from ftrace_regs goes back: an argument,
+# an IPMODIFY probe's pc (tests/vm/modules/ftrace_regs.c).
+insmod /okp/okp_ftrace_regs.ko
+line=$(dmesg | grep OKP-FTREGS | tail -1); echo "$line"
+check "entry handlers: argument change, entry pc, IPMODIFY redirect, redirect undone without it" \
+  sh -c "echo '$line' | grep -q 'OKP-FTREGS: PASS'"
+rmmod okp_ftrace_regs
 
 # 4. Stress on 4 vCPUs: its steady breakpoint is refused; the same churn on a function entry
 #    (entry=1, ftrace) with exact counts; the return-probe stress (entries through ftrace).
