@@ -106,7 +106,8 @@ inline void end_step(const Plan&, okp_addr_t addr, okp_regs* regs, unsigned long
 inline void restore_trap_ip(okp_regs* regs, okp_addr_t addr) { frame(regs)->pc = addr; }
 inline void enter_boosted(okp_regs* regs, okp_addr_t slot) { frame(regs)->pc = slot; }
 inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) {
-  return arm64::emulate(plan, addr, frame(regs));
+  if (arm64::emulate(plan, addr, frame(regs))) return {};
+  return Error(Errno::kFault, "the literal is unreadable");
 }
 
 // The kernel's way from a kernel-mode BRK to the break hooks: el1h_64_sync_handler -> el1_dbg

@@ -81,64 +81,116 @@ OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* reg
   return true;
 }
 
+// A frame the hit opened on an idle CPU: frame 0, counted in depth and left unfilled (kind 0,
+// as pop_frame leaves every frame above depth), as okp_core_on_detour's common hit does. Only
+// step exits and detour post entries read a frame, and only one of their own kinds: a
+// kHandlers frame is never read, so it need not be written; a step fills it before it begins.
+// Closing it is then only the count (nothing was written that an interrupt must not see).
+OKP_HIT_INLINE okp_cpu_frame* open_first_frame(okp_cpu_state* cpu) {
+  __atomic_store_n(&cpu->depth, 1u, __ATOMIC_RELAXED);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);  // same CPU only: nothing hoisted above the count
+  return &cpu->frames[0];
+}
+OKP_HIT_INLINE void close_first_frame(okp_cpu_state* cpu) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&cpu->depth, 0u, __ATOMIC_RELAXED);
+}
+
+// What a breakpoint hit does once its pre handlers ran (or, re-entered, were skipped): send
+// execution on past the probed instruction, and close the hit's frame unless a step keeps it
+// open. kReentry: frame was opened by push_frame on a busy CPU (filled, closed by pop_frame);
+// otherwise it is open_first_frame's (unfilled until a step needs it).
+template <bool kReentry>
+OKP_HIT_INLINE int resume_after_pre(const Site& s, okp_regs* regs, okp_cpu_state* cpu,
+                                    okp_cpu_frame* frame) {
+  auto close = [cpu] {
+    if (kReentry)
+      pop_frame(cpu);
+    else
+      close_first_frame(cpu);
+  };
+  auto fill = [frame, &s](unsigned int kind) {
+    frame->site = const_cast<Site*>(&s);
+    frame->kind = kind;
+  };
+  // A site whose detour is planned resumes in the detour's copy of its region: no step, and
+  // nothing returns into the middle of a region that is about to hold (or holds) a jump.
+  // (Without a jump optimizer no site has a detour: the load is not even made.)
+  if (arch::kJumpOptimization) {
+    if (const okp_addr_t copy = __atomic_load_n(&s.detour_copy, __ATOMIC_ACQUIRE)) {
+      if (arch::detour_has_post(copy)) {  // the copy's post entry closes the frame
+        fill(kReentry ? kDetourSkip : kDetourStep);
+        arch::begin_step(regs, copy, &frame->saved_flags);
+        return 1;
+      }
+      close();
+      arch::set_instruction_pointer(regs, copy);
+      return 1;
+    }
+  }
+  if (!arch::needs_slot(s.plan)) {
+    if (arch::emulate(s.plan, s.addr, regs).is_error()) {
+      // The original instruction would have faulted the same way: let the kernel report it.
+      miss_all(s, OKP_MISS_FAULT);
+      arch::restore_trap_ip(regs, s.addr);
+      close();
+      return 0;
+    }
+    if (!kReentry) run_post_handlers(s, regs);
+    close();
+    return 1;
+  }
+  if (__atomic_load_n(&s.boost, __ATOMIC_ACQUIRE) || (kReentry && s.boost_slot)) {
+    close();
+    arch::enter_boosted(regs, s.boost_slot);
+    return 1;
+  }
+  fill(kReentry ? kReentryStep : kStepping);
+  arch::begin_step(regs, s.step_slot, &frame->saved_flags);
+  return 1;
+}
+
+// A breakpoint while a frame is open on this CPU: a slot's step exit, or a re-entry (a probe
+// hit from inside a handler, or from whatever interrupted one): no handler runs, the
+// instruction still executes, and a miss is counted. Out of line, so that the hit on an idle
+// CPU below keeps a short prologue.
+[[gnu::noinline]] OKP_HIT_PATH int on_breakpoint_busy(okp_addr_t bp, okp_regs* regs,
+                                                      okp_cpu_state* cpu) {
+  if (finish_step(cpu, bp, regs)) return 1;
+  const Site* s = registry().find(bp);
+  if (!s) return 0;  // not ours: kgdb's, or the kernel's kprobes'
+  okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
+  if (!frame) {
+    okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
+    return 0;
+  }
+  miss_all(*s, OKP_MISS_REENTRY);
+  return resume_after_pre<true>(*s, regs, cpu, frame);
+}
+
 }  // namespace
 
 }  // namespace okp
 
 using namespace okp;
 
+// Every instruction from here to the handler call, and from its return to the exception
+// return, is the cost of a breakpoint probe (docs/benchmarks-arm64-icount.md counts them
+// against the kernel's kprobes): the common hit (an idle CPU, our site) is straight-line.
 extern "C" OKP_HIT_PATH int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_state* cpu) {
-  okp_addr_t bp = arch::breakpoint_address(regs);
-  if (finish_step(cpu, bp, regs)) return 1;
+  const okp_addr_t bp = arch::breakpoint_address(regs);
+  if (__builtin_expect(__atomic_load_n(&cpu->depth, __ATOMIC_RELAXED) != 0, 0))
+    return on_breakpoint_busy(bp, regs, cpu);
 
   const Site* s = registry().find(bp);
   if (!s) return 0;  // not ours: kgdb's, or the kernel's kprobes'
 
-  bool reentry = cpu->depth > 0;
-  okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
-  if (!frame) {
-    okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
-    return 0;
-  }
-  if (reentry) {
-    miss_all(*s, OKP_MISS_REENTRY);
-  } else if (run_pre_handlers(*s, regs)) {
-    pop_frame(cpu);
+  okp_cpu_frame* frame = open_first_frame(cpu);
+  if (run_pre_handlers(*s, regs)) {
+    close_first_frame(cpu);
     return 1;
   }
-
-  // A site whose detour is planned resumes in the detour's copy of its region: no step, and
-  // nothing returns into the middle of a region that is about to hold (or holds) a jump.
-  if (const okp_addr_t copy = __atomic_load_n(&s->detour_copy, __ATOMIC_ACQUIRE)) {
-    if (arch::detour_has_post(copy)) {  // the copy's post entry closes the frame
-      frame->kind = reentry ? kDetourSkip : kDetourStep;
-      arch::begin_step(regs, copy, &frame->saved_flags);
-      return 1;
-    }
-    pop_frame(cpu);
-    arch::set_instruction_pointer(regs, copy);
-    return 1;
-  }
-  if (!arch::needs_slot(s->plan)) {
-    if (arch::emulate(s->plan, s->addr, regs).is_error()) {
-      // The original instruction would have faulted the same way: let the kernel report it.
-      miss_all(*s, OKP_MISS_FAULT);
-      arch::restore_trap_ip(regs, s->addr);
-      pop_frame(cpu);
-      return 0;
-    }
-    if (!reentry) run_post_handlers(*s, regs);
-    pop_frame(cpu);
-    return 1;
-  }
-  if (__atomic_load_n(&s->boost, __ATOMIC_ACQUIRE) || (reentry && s->boost_slot)) {
-    pop_frame(cpu);
-    arch::enter_boosted(regs, s->boost_slot);
-    return 1;
-  }
-  frame->kind = reentry ? kReentryStep : kStepping;
-  arch::begin_step(regs, s->step_slot, &frame->saved_flags);
-  return 1;
+  return resume_after_pre<false>(*s, regs, cpu, frame);
 }
 
 extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, int ipmodify,

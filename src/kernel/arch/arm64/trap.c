@@ -29,26 +29,33 @@
 #define OKP_BRK(imm) (0xd4200000u | ((u32)(imm) << 5))
 
 /*
- * Both immediates come here: the core tells a probe hit from a step's end by the address
- * (the step BRK sits in a slot). notrace: the hit path is neither probed nor traced.
+ * A BRK of ours that the core did not take: if our BRK is no longer there, it was taken out
+ * between this CPU's fetch and the lookup; what is there now runs. Otherwise the kernel
+ * reports it (a simulated load that faulted, or a BRK of ours nobody planted: a bug).
+ * Out of line: its local (whose address the copy takes) would give the hook a stack
+ * protector's canary check on every hit.
  */
-static int notrace okp_brk_hook(struct pt_regs *regs, unsigned long esr)
+static noinline int notrace okp_brk_not_taken(struct pt_regs *regs)
 {
-	struct okp_cpu_state *cpu = this_cpu_ptr(&okp_cpu_state);
 	u32 insn;
 
-	if (okp_core_on_breakpoint((struct okp_regs *)regs, cpu))
-		return DBG_HOOK_HANDLED;
-	/*
-	 * Not a site of ours: if our BRK is no longer there, it was taken out between this CPU's
-	 * fetch and the lookup; what is there now runs. Otherwise the kernel reports it (a
-	 * simulated load that faulted, or a BRK of ours nobody planted: a bug).
-	 */
 	if (copy_from_kernel_nofault(&insn, (void *)regs->pc, sizeof(insn)) == 0 &&
 	    le32_to_cpu(insn) != OKP_BRK(OKP_BRK_PROBE_IMM) &&
 	    le32_to_cpu(insn) != OKP_BRK(OKP_BRK_STEP_IMM))
 		return DBG_HOOK_HANDLED;
 	return DBG_HOOK_ERROR;
+}
+NOKPROBE_SYMBOL(okp_brk_not_taken);
+
+/*
+ * Both immediates come here: the core tells a probe hit from a step's end by the address
+ * (the step BRK sits in a slot). notrace: the hit path is neither probed nor traced.
+ */
+static int notrace okp_brk_hook(struct pt_regs *regs, unsigned long esr)
+{
+	if (likely(okp_core_on_breakpoint((struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state))))
+		return DBG_HOOK_HANDLED;
+	return okp_brk_not_taken(regs);
 }
 NOKPROBE_SYMBOL(okp_brk_hook);
 
