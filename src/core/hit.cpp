@@ -65,19 +65,25 @@ OKP_HIT_INLINE void run_post_handlers(const Site& s, okp_regs* regs) {
   }
 }
 
-// The slot's own trap: the copied instruction ran; resume after the original.
-OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* regs) {
-  if (!cpu->depth) return false;
-  okp_cpu_frame* top = &cpu->frames[cpu->depth - 1];
-  if (top->kind != kStepping && top->kind != kReentryStep) return false;
+// The slot's own trap: the copied instruction ran; resume after the original. depth: the
+// caller's read of cpu->depth (non-zero). The frame closed is the one read here (frames are
+// LIFO: whatever the post handlers open, they close), so pop_frame's re-reads are not needed.
+OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, unsigned int depth, okp_addr_t bp,
+                                okp_regs* regs) {
+  okp_cpu_frame* top = &cpu->frames[depth - 1];
+  const unsigned int kind = top->kind;
+  if (kind != kStepping && kind != kReentryStep) return false;
   auto* s = static_cast<const Site*>(top->site);
   if (!arch::is_step_exit(s->plan, s->step_slot, bp)) return false;
   arch::end_step(s->plan, s->addr, regs, top->saved_flags);
-  if (top->kind == kStepping) {
+  if (kind == kStepping) {
     top->kind = kHandlers;
     run_post_handlers(*s, regs);
   }
-  pop_frame(cpu);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  top->kind = 0;  // what an interrupt may see above depth (as pop_frame)
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&cpu->depth, depth - 1, __ATOMIC_RELAXED);
   return true;
 }
 
@@ -150,22 +156,64 @@ OKP_HIT_INLINE int resume_after_pre(const Site& s, okp_regs* regs, okp_cpu_state
   return 1;
 }
 
+// How a breakpoint entry answers its caller. BoolAnswer: okp_core_on_breakpoint's 1 (taken)
+// or 0. HookAnswer: okp_core_on_break_hook's, the convention of a trap hook that tail-calls
+// the core (0 taken, 1 refused, else what the glue's not_ours says), so that the hook adds no
+// frame of its own to every hit. Both are instantiated from the same code below.
+using NotOursFn = int (*)(struct okp_regs*);
+struct BoolAnswer {
+  static constexpr int kTaken = 1, kRefused = 0;
+  static int not_ours(okp_regs*, NotOursFn) { return 0; }
+};
+struct HookAnswer {
+  static constexpr int kTaken = 0, kRefused = 1;
+  static int not_ours(okp_regs* regs, NotOursFn fn) { return fn(regs); }
+};
+
 // A breakpoint while a frame is open on this CPU: a slot's step exit, or a re-entry (a probe
 // hit from inside a handler, or from whatever interrupted one): no handler runs, the
 // instruction still executes, and a miss is counted. Out of line, so that the hit on an idle
-// CPU below keeps a short prologue.
+// CPU keeps a short prologue.
+template <class Answer>
 [[gnu::noinline]] OKP_HIT_PATH int on_breakpoint_busy(okp_addr_t bp, okp_regs* regs,
-                                                      okp_cpu_state* cpu) {
-  if (finish_step(cpu, bp, regs)) return 1;
+                                                      okp_cpu_state* cpu, unsigned int depth,
+                                                      NotOursFn not_ours) {
+  if (finish_step(cpu, depth, bp, regs)) return Answer::kTaken;
   const Site* s = registry().find(bp);
-  if (!s) return 0;  // not ours: kgdb's, or the kernel's kprobes'
+  if (!s) return Answer::not_ours(regs, not_ours);  // kgdb's, or the kernel's kprobes'
   okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
   if (!frame) {
     okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
-    return 0;
+    return Answer::kRefused;
   }
   miss_all(*s, OKP_MISS_REENTRY);
-  return resume_after_pre<true>(*s, regs, cpu, frame);
+  return resume_after_pre<true>(*s, regs, cpu, frame) ? Answer::kTaken : Answer::kRefused;
+}
+
+// The common hit: an idle CPU (no frame open), our site. Every instruction from here to the
+// handler call, and from its return to the exception return, is the cost of a breakpoint
+// probe (docs/benchmarks-arm64-icount.md counts them against the kernel's kprobes).
+template <class Answer>
+[[gnu::noinline]] OKP_HIT_PATH int on_breakpoint_idle(okp_addr_t bp, okp_regs* regs,
+                                                      okp_cpu_state* cpu, NotOursFn not_ours) {
+  const Site* s = registry().find(bp);
+  if (!s) return Answer::not_ours(regs, not_ours);  // kgdb's, or the kernel's kprobes'
+  okp_cpu_frame* frame = open_first_frame(cpu);
+  if (run_pre_handlers(*s, regs)) {
+    close_first_frame(cpu);
+    return Answer::kTaken;
+  }
+  return resume_after_pre<false>(*s, regs, cpu, frame) ? Answer::kTaken : Answer::kRefused;
+}
+
+// Both entries only dispatch, by tail calls: no frame of their own.
+template <class Answer>
+OKP_HIT_INLINE int on_breakpoint(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours) {
+  const okp_addr_t bp = arch::breakpoint_address(regs);
+  const unsigned int depth = __atomic_load_n(&cpu->depth, __ATOMIC_RELAXED);
+  if (__builtin_expect(depth != 0, 0))
+    return on_breakpoint_busy<Answer>(bp, regs, cpu, depth, not_ours);
+  return on_breakpoint_idle<Answer>(bp, regs, cpu, not_ours);
 }
 
 }  // namespace
@@ -174,23 +222,13 @@ OKP_HIT_INLINE int resume_after_pre(const Site& s, okp_regs* regs, okp_cpu_state
 
 using namespace okp;
 
-// Every instruction from here to the handler call, and from its return to the exception
-// return, is the cost of a breakpoint probe (docs/benchmarks-arm64-icount.md counts them
-// against the kernel's kprobes): the common hit (an idle CPU, our site) is straight-line.
 extern "C" OKP_HIT_PATH int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_state* cpu) {
-  const okp_addr_t bp = arch::breakpoint_address(regs);
-  if (__builtin_expect(__atomic_load_n(&cpu->depth, __ATOMIC_RELAXED) != 0, 0))
-    return on_breakpoint_busy(bp, regs, cpu);
+  return on_breakpoint<BoolAnswer>(regs, cpu, nullptr);
+}
 
-  const Site* s = registry().find(bp);
-  if (!s) return 0;  // not ours: kgdb's, or the kernel's kprobes'
-
-  okp_cpu_frame* frame = open_first_frame(cpu);
-  if (run_pre_handlers(*s, regs)) {
-    close_first_frame(cpu);
-    return 1;
-  }
-  return resume_after_pre<false>(*s, regs, cpu, frame);
+extern "C" OKP_HIT_PATH int okp_core_on_break_hook(struct okp_regs* regs, struct okp_cpu_state* cpu,
+                                                   int (*not_ours)(struct okp_regs* regs)) {
+  return on_breakpoint<HookAnswer>(regs, cpu, not_ours);
 }
 
 extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, int ipmodify,
