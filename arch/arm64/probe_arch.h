@@ -88,8 +88,9 @@ inline void build_slot(const Plan&, okp_addr_t addr, const u8* original, okp_add
 // the task away from its per-CPU frame. end_step puts back exactly the bits the trap found.
 inline void begin_step(okp_regs* regs, okp_addr_t slot, unsigned long* saved_flags) {
   auto* f = frame(regs);
-  *saved_flags = f->pstate & arm64::kPstateDaif;
-  f->pstate |= arm64::kPstateDaif;
+  const u64 pstate = f->pstate;  // read once: the saved_flags store may alias it, for the compiler
+  *saved_flags = pstate & arm64::kPstateDaif;
+  f->pstate = pstate | arm64::kPstateDaif;
   f->pc = slot;
 }
 inline bool is_step_exit(const Plan&, okp_addr_t slot, okp_addr_t bp) {

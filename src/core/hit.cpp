@@ -170,14 +170,12 @@ struct HookAnswer {
   OKP_HIT_INLINE static int not_ours(okp_regs* regs, NotOursFn fn) { return fn(regs); }
 };
 
-// A breakpoint while a frame is open on this CPU: a slot's step exit, or a re-entry (a probe
-// hit from inside a handler, or from whatever interrupted one): no handler runs, the
-// instruction still executes, and a miss is counted. Out of line, so that the hit on an idle
-// CPU keeps a short prologue. (Arguments in the entries' order: the dispatch moves no register.)
+// A breakpoint while a frame is open on this CPU that is no step exit: a re-entry (a probe hit
+// from inside a handler, or from whatever interrupted one): no handler runs, the instruction
+// still executes, and a miss is counted.
 template <class Answer>
-OKP_HIT_INLINE int on_breakpoint_busy(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
-                                      okp_addr_t bp, unsigned int depth) {
-  if (finish_step(cpu, depth, bp, regs)) return Answer::kTaken;
+OKP_HIT_INLINE int on_breakpoint_reentry(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
+                                         okp_addr_t bp) {
   const Site* s = registry().find(bp);
   if (!s) return Answer::not_ours(regs, not_ours);  // kgdb's, or the kernel's kprobes'
   okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
@@ -205,34 +203,45 @@ OKP_HIT_INLINE int on_breakpoint_idle(okp_regs* regs, okp_cpu_state* cpu, NotOur
   return resume_after_pre<false>(*s, regs, cpu, frame) ? Answer::kTaken : Answer::kRefused;
 }
 
-// Each answer's out-of-line copies. Not templates: GCC puts a template's instances in .text
+// Each answer's out-of-line copies of the uncommon paths, tail-called (arguments in the
+// callers' order: no register moves). Not templates: GCC puts a template's instances in .text
 // whatever their section attribute says, and the hit path must stay in .kprobes.text.
+[[gnu::noinline]] OKP_HIT_PATH int reentry_bool(okp_regs* regs, okp_cpu_state* cpu,
+                                                NotOursFn not_ours, okp_addr_t bp) {
+  return on_breakpoint_reentry<BoolAnswer>(regs, cpu, not_ours, bp);
+}
+[[gnu::noinline]] OKP_HIT_PATH int reentry_hook(okp_regs* regs, okp_cpu_state* cpu,
+                                                NotOursFn not_ours, okp_addr_t bp) {
+  return on_breakpoint_reentry<HookAnswer>(regs, cpu, not_ours, bp);
+}
+using ReentryFn = int (*)(okp_regs*, okp_cpu_state*, NotOursFn, okp_addr_t);
+
+// A frame is open on this CPU: a slot's step exit (the common case: the second trap of every
+// stepped hit), or else a re-entry.
+template <class Answer, ReentryFn reentry>
+OKP_HIT_INLINE int on_breakpoint_busy(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
+                                      okp_addr_t bp, unsigned int depth) {
+  if (finish_step(cpu, depth, bp, regs)) return Answer::kTaken;
+  return reentry(regs, cpu, not_ours, bp);
+}
 [[gnu::noinline]] OKP_HIT_PATH int busy_bool(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
                                              okp_addr_t bp, unsigned int depth) {
-  return on_breakpoint_busy<BoolAnswer>(regs, cpu, not_ours, bp, depth);
-}
-[[gnu::noinline]] OKP_HIT_PATH int idle_bool(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
-                                             okp_addr_t bp) {
-  return on_breakpoint_idle<BoolAnswer>(regs, cpu, not_ours, bp);
+  return on_breakpoint_busy<BoolAnswer, reentry_bool>(regs, cpu, not_ours, bp, depth);
 }
 [[gnu::noinline]] OKP_HIT_PATH int busy_hook(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
                                              okp_addr_t bp, unsigned int depth) {
-  return on_breakpoint_busy<HookAnswer>(regs, cpu, not_ours, bp, depth);
+  return on_breakpoint_busy<HookAnswer, reentry_hook>(regs, cpu, not_ours, bp, depth);
 }
-[[gnu::noinline]] OKP_HIT_PATH int idle_hook(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
-                                             okp_addr_t bp) {
-  return on_breakpoint_idle<HookAnswer>(regs, cpu, not_ours, bp);
-}
-
-// Both entries only dispatch, by tail calls: no frame of their own.
 using BusyFn = int (*)(okp_regs*, okp_cpu_state*, NotOursFn, okp_addr_t, unsigned int);
-using IdleFn = int (*)(okp_regs*, okp_cpu_state*, NotOursFn, okp_addr_t);
-template <BusyFn busy, IdleFn idle>
+
+// The entries: a busy CPU's trap is passed on by a tail call; the idle CPU's hit, the common
+// one, runs here, inline.
+template <class Answer, BusyFn busy>
 OKP_HIT_INLINE int on_breakpoint(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours) {
   const okp_addr_t bp = arch::breakpoint_address(regs);
   const unsigned int depth = __atomic_load_n(&cpu->depth, __ATOMIC_RELAXED);
   if (__builtin_expect(depth != 0, 0)) return busy(regs, cpu, not_ours, bp, depth);
-  return idle(regs, cpu, not_ours, bp);
+  return on_breakpoint_idle<Answer>(regs, cpu, not_ours, bp);
 }
 
 }  // namespace
@@ -242,12 +251,12 @@ OKP_HIT_INLINE int on_breakpoint(okp_regs* regs, okp_cpu_state* cpu, NotOursFn n
 using namespace okp;
 
 extern "C" OKP_HIT_PATH int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_state* cpu) {
-  return on_breakpoint<busy_bool, idle_bool>(regs, cpu, nullptr);
+  return on_breakpoint<BoolAnswer, busy_bool>(regs, cpu, nullptr);
 }
 
 extern "C" OKP_HIT_PATH int okp_core_on_break_hook(struct okp_regs* regs, struct okp_cpu_state* cpu,
                                                    int (*not_ours)(struct okp_regs* regs)) {
-  return on_breakpoint<busy_hook, idle_hook>(regs, cpu, not_ours);
+  return on_breakpoint<HookAnswer, busy_hook>(regs, cpu, not_ours);
 }
 
 extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, int ipmodify,
