@@ -77,6 +77,12 @@ okp_addr_t okp_trap_entry_point(void)
 	return (okp_addr_t)okp_brk_hook;
 }
 
+/* The core reaches okp_brk_not_ours through a pointer: a root of its own. */
+okp_addr_t okp_trap_not_ours_entry_point(void)
+{
+	return (okp_addr_t)okp_brk_not_ours;
+}
+
 int okp_trap_init(void)
 {
 	/* symbols.c's okp_arch_symbols_check() refused to load without these. */
