@@ -216,7 +216,9 @@ okp_addr_t direct_branch_target(okp_addr_t addr, u32 insn) {
   return 0;
 }
 
-OKP_HIT_PATH bool condition_holds(u8 cond, u64 pstate) {
+namespace {
+// emulate() inlines it: a call would cost emulate a stack frame on every simulated hit.
+[[gnu::always_inline]] inline bool condition_holds_inline(u8 cond, u64 pstate) {
   const bool n = pstate & kPstateN, z = pstate & kPstateZ, c = pstate & kPstateC,
              v = pstate & kPstateV;
   bool r = true;
@@ -232,6 +234,9 @@ OKP_HIT_PATH bool condition_holds(u8 cond, u64 pstate) {
   }
   return (cond & 1) && cond != 15 ? !r : r;
 }
+}  // namespace
+
+OKP_HIT_PATH bool condition_holds(u8 cond, u64 pstate) { return condition_holds_inline(cond, pstate); }
 
 ErrorOr<InsnPlan> plan_insn(okp_addr_t addr, u32 insn) {
   // Top-level op0 (bits 28..25) 0000-0011: udf, unallocated, SVE. The kernel has none of it.
@@ -326,92 +331,98 @@ namespace {
   if (r != 31) regs->x[r] = v;  // 31 is the zero register here
 }
 
+// ldr/ldrsw (literal): Xt = *target, read without faulting, then pc = next. Out of line (and
+// tail-called): the word it reads into has its address taken, which would give all of
+// emulate() a stack frame and a stack protector's check.
+[[gnu::noinline]] OKP_HIT_PATH bool load_literal(const InsnPlan& p, okp_addr_t next, Regs* regs) {
+  if (p.size == 8) {
+    u64 v;
+    if (okp_seam_read_nofault(&v, p.target, sizeof(v))) return false;
+    write_x(regs, p.rd, v);
+  } else {
+    u32 v;
+    if (okp_seam_read_nofault(&v, p.target, sizeof(v))) return false;
+    write_x(regs, p.rd, p.size == 4 ? u64{v} : static_cast<u64>(static_cast<i64>(static_cast<i32>(v))));
+  }
+  regs->pc = next;
+  return true;
+}
+
 }  // namespace
 
-OKP_HIT_PATH ErrorOr<void> emulate(const InsnPlan& p, okp_addr_t addr, Regs* regs) {
+OKP_HIT_PATH bool emulate(const InsnPlan& p, okp_addr_t addr, Regs* regs) {
   const okp_addr_t next = addr + kInsnSize;
   switch (p.sim) {
     case Sim::kNone:
-      return Error(Errno::kInval, "not a simulated instruction");
+      return false;  // planning never asks it (needs_slot)
     case Sim::kNop:
       regs->pc = next;
-      return {};
+      return true;
     case Sim::kMovReg: {
       const u64 v = read_x(regs, p.rn);
       write_x(regs, p.rd, p.size == 4 ? static_cast<u32>(v) : v);
       regs->pc = next;
-      return {};
+      return true;
     }
     case Sim::kAddImm: {
       const u64 v = (p.rn == 31 ? regs->sp : regs->x[p.rn]) + p.imm;
       regs->x[p.rd] = p.size == 4 ? static_cast<u32>(v) : v;
       regs->pc = next;
-      return {};
+      return true;
     }
     case Sim::kB:
       regs->pc = p.target;
-      return {};
+      return true;
     case Sim::kBl:
       regs->x[30] = next;
       regs->pc = p.target;
-      return {};
+      return true;
     case Sim::kBCond:
-      regs->pc = condition_holds(p.cond, regs->pstate) ? p.target : next;
-      return {};
+      regs->pc = condition_holds_inline(p.cond, regs->pstate) ? p.target : next;
+      return true;
     case Sim::kCbz: {
       u64 v = read_x(regs, p.rn);
       if (p.size == 4) v = static_cast<u32>(v);
       regs->pc = (v != 0) == static_cast<bool>(p.cond) ? p.target : next;
-      return {};
+      return true;
     }
     case Sim::kTbz:
       regs->pc = ((read_x(regs, p.rn) >> p.bit) & 1) == p.cond ? p.target : next;
-      return {};
+      return true;
     case Sim::kAdr:
       write_x(regs, p.rd, p.target);
       regs->pc = next;
-      return {};
-    case Sim::kLdrLit: {
-      if (p.size == 8) {
-        u64 v;
-        if (okp_seam_read_nofault(&v, p.target, sizeof(v))) return Error(Errno::kFault, "literal unreadable");
-        write_x(regs, p.rd, v);
-      } else {
-        u32 v;
-        if (okp_seam_read_nofault(&v, p.target, sizeof(v))) return Error(Errno::kFault, "literal unreadable");
-        write_x(regs, p.rd, p.size == 4 ? u64{v} : static_cast<u64>(static_cast<i64>(static_cast<i32>(v))));
-      }
-      regs->pc = next;
-      return {};
-    }
+      return true;
+    case Sim::kLdrLit:
+      return load_literal(p, next, regs);
     case Sim::kBr:
     case Sim::kRet:
       regs->pc = read_x(regs, p.rn);
-      return {};
+      return true;
     case Sim::kBlr: {
       const u64 target = read_x(regs, p.rn);  // blr x30 branches to the old x30
       regs->x[30] = next;
       regs->pc = target;
-      return {};
+      return true;
     }
     case Sim::kMrsDaif:
       write_x(regs, p.rd, regs->pstate & kPstateDaif);
       regs->pc = next;
-      return {};
+      return true;
     case Sim::kMsrDaif:
       regs->pstate = (regs->pstate & ~kPstateDaif) | (read_x(regs, p.rd) & kPstateDaif);
       regs->pc = next;
-      return {};
+      return true;
     case Sim::kMsrDaifSet:
       regs->pstate |= static_cast<u64>(p.bit) << 6;
       regs->pc = next;
-      return {};
+      return true;
     case Sim::kMsrDaifClr:
       regs->pstate &= ~(static_cast<u64>(p.bit) << 6);
       regs->pc = next;
-      return {};
+      return true;
   }
-  return Error(Errno::kInval, "unknown simulation");
+  return false;
 }
 
 }  // namespace okp::arm64

@@ -110,8 +110,10 @@ okp_addr_t direct_branch_target(okp_addr_t addr, u32 insn);
 // Does condition code cond (0..15) hold for the flags in pstate?
 bool condition_holds(u8 cond, u64 pstate);
 
-// [hit] Runs a simulated instruction on the frame. An error: the literal could not be read
-// (the original instruction would have faulted the same way).
-ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, Regs* regs);
+// [hit] Runs a simulated instruction on the frame. False: the literal could not be read (the
+// original instruction would have faulted the same way). A bool, not an ErrorOr: an ErrorOr
+// (~190 bytes, returned through memory) cost the trap a stack frame and a stack-protector
+// check on every simulated hit; probe_arch.h's emulate() turns false into the Error.
+bool emulate(const InsnPlan& plan, okp_addr_t addr, Regs* regs);
 
 }  // namespace okp::arm64

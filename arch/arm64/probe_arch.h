@@ -88,8 +88,9 @@ inline void build_slot(const Plan&, okp_addr_t addr, const u8* original, okp_add
 // the task away from its per-CPU frame. end_step puts back exactly the bits the trap found.
 inline void begin_step(okp_regs* regs, okp_addr_t slot, unsigned long* saved_flags) {
   auto* f = frame(regs);
-  *saved_flags = f->pstate & arm64::kPstateDaif;
-  f->pstate |= arm64::kPstateDaif;
+  const u64 pstate = f->pstate;  // read once: the saved_flags store may alias it, for the compiler
+  *saved_flags = pstate & arm64::kPstateDaif;
+  f->pstate = pstate | arm64::kPstateDaif;
   f->pc = slot;
 }
 inline bool is_step_exit(const Plan&, okp_addr_t slot, okp_addr_t bp) {
@@ -106,7 +107,8 @@ inline void end_step(const Plan&, okp_addr_t addr, okp_regs* regs, unsigned long
 inline void restore_trap_ip(okp_regs* regs, okp_addr_t addr) { frame(regs)->pc = addr; }
 inline void enter_boosted(okp_regs* regs, okp_addr_t slot) { frame(regs)->pc = slot; }
 inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) {
-  return arm64::emulate(plan, addr, frame(regs));
+  if (arm64::emulate(plan, addr, frame(regs))) return {};
+  return Error(Errno::kFault, "the literal is unreadable");
 }
 
 // The kernel's way from a kernel-mode BRK to the break hooks: el1h_64_sync_handler -> el1_dbg

@@ -65,20 +65,183 @@ OKP_HIT_INLINE void run_post_handlers(const Site& s, okp_regs* regs) {
   }
 }
 
-// The slot's own trap: the copied instruction ran; resume after the original.
-OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* regs) {
-  if (!cpu->depth) return false;
-  okp_cpu_frame* top = &cpu->frames[cpu->depth - 1];
-  if (top->kind != kStepping && top->kind != kReentryStep) return false;
+// The slot's own trap: the copied instruction ran; resume after the original. depth: the
+// caller's read of cpu->depth (non-zero). The frame closed is the one read here (frames are
+// LIFO: whatever the post handlers open, they close), so pop_frame's re-reads are not needed.
+OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, unsigned int depth, okp_addr_t bp,
+                                okp_regs* regs) {
+  okp_cpu_frame* top = &cpu->frames[depth - 1];
+  const unsigned int kind = top->kind;
+  if (kind != kStepping && kind != kReentryStep) return false;
   auto* s = static_cast<const Site*>(top->site);
   if (!arch::is_step_exit(s->plan, s->step_slot, bp)) return false;
   arch::end_step(s->plan, s->addr, regs, top->saved_flags);
-  if (top->kind == kStepping) {
+  if (kind == kStepping) {
     top->kind = kHandlers;
     run_post_handlers(*s, regs);
   }
-  pop_frame(cpu);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  top->kind = 0;  // what an interrupt may see above depth (as pop_frame)
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&cpu->depth, depth - 1, __ATOMIC_RELAXED);
   return true;
+}
+
+// A frame the hit opened on an idle CPU: frame 0, counted in depth and left unfilled (kind 0,
+// as pop_frame leaves every frame above depth), as okp_core_on_detour's common hit does. Only
+// step exits and detour post entries read a frame, and only one of their own kinds: a
+// kHandlers frame is never read, so it need not be written; a step fills it before it begins.
+// Closing it is then only the count (nothing was written that an interrupt must not see).
+OKP_HIT_INLINE okp_cpu_frame* open_first_frame(okp_cpu_state* cpu) {
+  __atomic_store_n(&cpu->depth, 1u, __ATOMIC_RELAXED);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);  // same CPU only: nothing hoisted above the count
+  return &cpu->frames[0];
+}
+OKP_HIT_INLINE void close_first_frame(okp_cpu_state* cpu) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&cpu->depth, 0u, __ATOMIC_RELAXED);
+}
+
+// What a breakpoint hit does once its pre handlers ran (or, re-entered, were skipped): send
+// execution on past the probed instruction, and close the hit's frame unless a step keeps it
+// open. kReentry: frame was opened by push_frame on a busy CPU (filled, closed by pop_frame);
+// otherwise it is open_first_frame's (unfilled until a step needs it).
+template <bool kReentry>
+OKP_HIT_INLINE int resume_after_pre(const Site& s, okp_regs* regs, okp_cpu_state* cpu,
+                                    okp_cpu_frame* frame) {
+  auto close = [cpu] {
+    if (kReentry)
+      pop_frame(cpu);
+    else
+      close_first_frame(cpu);
+  };
+  auto fill = [frame, &s](unsigned int kind) {
+    frame->site = const_cast<Site*>(&s);
+    frame->kind = kind;
+  };
+  // A site whose detour is planned resumes in the detour's copy of its region: no step, and
+  // nothing returns into the middle of a region that is about to hold (or holds) a jump.
+  // (Without a jump optimizer no site has a detour: the load is not even made.)
+  if (arch::kJumpOptimization) {
+    if (const okp_addr_t copy = __atomic_load_n(&s.detour_copy, __ATOMIC_ACQUIRE)) {
+      if (arch::detour_has_post(copy)) {  // the copy's post entry closes the frame
+        fill(kReentry ? kDetourSkip : kDetourStep);
+        arch::begin_step(regs, copy, &frame->saved_flags);
+        return 1;
+      }
+      close();
+      arch::set_instruction_pointer(regs, copy);
+      return 1;
+    }
+  }
+  if (!arch::needs_slot(s.plan)) {
+    if (arch::emulate(s.plan, s.addr, regs).is_error()) {
+      // The original instruction would have faulted the same way: let the kernel report it.
+      miss_all(s, OKP_MISS_FAULT);
+      arch::restore_trap_ip(regs, s.addr);
+      close();
+      return 0;
+    }
+    if (!kReentry) run_post_handlers(s, regs);
+    close();
+    return 1;
+  }
+  if (__atomic_load_n(&s.boost, __ATOMIC_ACQUIRE) || (kReentry && s.boost_slot)) {
+    close();
+    arch::enter_boosted(regs, s.boost_slot);
+    return 1;
+  }
+  fill(kReentry ? kReentryStep : kStepping);
+  arch::begin_step(regs, s.step_slot, &frame->saved_flags);
+  return 1;
+}
+
+// How a breakpoint entry answers its caller. BoolAnswer: okp_core_on_breakpoint's 1 (taken)
+// or 0. HookAnswer: okp_core_on_break_hook's, the convention of a trap hook that tail-calls
+// the core (0 taken, 1 refused, else what the glue's not_ours says), so that the hook adds no
+// frame of its own to every hit. Both are instantiated from the same code below.
+using NotOursFn = int (*)(struct okp_regs*);
+struct BoolAnswer {
+  static constexpr int kTaken = 1, kRefused = 0;
+  OKP_HIT_INLINE static int not_ours(okp_regs*, NotOursFn) { return 0; }
+};
+struct HookAnswer {
+  static constexpr int kTaken = 0, kRefused = 1;
+  OKP_HIT_INLINE static int not_ours(okp_regs* regs, NotOursFn fn) { return fn(regs); }
+};
+
+// A breakpoint while a frame is open on this CPU that is no step exit: a re-entry (a probe hit
+// from inside a handler, or from whatever interrupted one): no handler runs, the instruction
+// still executes, and a miss is counted.
+template <class Answer>
+OKP_HIT_INLINE int on_breakpoint_reentry(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
+                                         okp_addr_t bp) {
+  const Site* s = registry().find(bp);
+  if (!s) return Answer::not_ours(regs, not_ours);  // kgdb's, or the kernel's kprobes'
+  okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
+  if (!frame) {
+    okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
+    return Answer::kRefused;
+  }
+  miss_all(*s, OKP_MISS_REENTRY);
+  return resume_after_pre<true>(*s, regs, cpu, frame) ? Answer::kTaken : Answer::kRefused;
+}
+
+// The common hit: an idle CPU (no frame open), our site. Every instruction from here to the
+// handler call, and from its return to the exception return, is the cost of a breakpoint
+// probe (docs/benchmarks-arm64-icount.md counts them against the kernel's kprobes).
+template <class Answer>
+OKP_HIT_INLINE int on_breakpoint_idle(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
+                                      okp_addr_t bp) {
+  const Site* s = registry().find(bp);
+  if (!s) return Answer::not_ours(regs, not_ours);  // kgdb's, or the kernel's kprobes'
+  okp_cpu_frame* frame = open_first_frame(cpu);
+  if (run_pre_handlers(*s, regs)) {
+    close_first_frame(cpu);
+    return Answer::kTaken;
+  }
+  return resume_after_pre<false>(*s, regs, cpu, frame) ? Answer::kTaken : Answer::kRefused;
+}
+
+// Each answer's out-of-line copies of the uncommon paths, tail-called (arguments in the
+// callers' order: no register moves). Not templates: GCC puts a template's instances in .text
+// whatever their section attribute says, and the hit path must stay in .kprobes.text.
+[[gnu::noinline]] OKP_HIT_PATH int reentry_bool(okp_regs* regs, okp_cpu_state* cpu,
+                                                NotOursFn not_ours, okp_addr_t bp) {
+  return on_breakpoint_reentry<BoolAnswer>(regs, cpu, not_ours, bp);
+}
+[[gnu::noinline]] OKP_HIT_PATH int reentry_hook(okp_regs* regs, okp_cpu_state* cpu,
+                                                NotOursFn not_ours, okp_addr_t bp) {
+  return on_breakpoint_reentry<HookAnswer>(regs, cpu, not_ours, bp);
+}
+using ReentryFn = int (*)(okp_regs*, okp_cpu_state*, NotOursFn, okp_addr_t);
+
+// A frame is open on this CPU: a slot's step exit (the common case: the second trap of every
+// stepped hit), or else a re-entry.
+template <class Answer, ReentryFn reentry>
+OKP_HIT_INLINE int on_breakpoint_busy(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
+                                      okp_addr_t bp, unsigned int depth) {
+  if (finish_step(cpu, depth, bp, regs)) return Answer::kTaken;
+  return reentry(regs, cpu, not_ours, bp);
+}
+[[gnu::noinline]] OKP_HIT_PATH int busy_bool(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
+                                             okp_addr_t bp, unsigned int depth) {
+  return on_breakpoint_busy<BoolAnswer, reentry_bool>(regs, cpu, not_ours, bp, depth);
+}
+[[gnu::noinline]] OKP_HIT_PATH int busy_hook(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
+                                             okp_addr_t bp, unsigned int depth) {
+  return on_breakpoint_busy<HookAnswer, reentry_hook>(regs, cpu, not_ours, bp, depth);
+}
+using BusyFn = int (*)(okp_regs*, okp_cpu_state*, NotOursFn, okp_addr_t, unsigned int);
+
+// The entries: a busy CPU's trap is passed on by a tail call; the idle CPU's hit, the common
+// one, runs here, inline.
+template <class Answer, BusyFn busy>
+OKP_HIT_INLINE int on_breakpoint(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours) {
+  const okp_addr_t bp = arch::breakpoint_address(regs);
+  const unsigned int depth = __atomic_load_n(&cpu->depth, __ATOMIC_RELAXED);
+  if (__builtin_expect(depth != 0, 0)) return busy(regs, cpu, not_ours, bp, depth);
+  return on_breakpoint_idle<Answer>(regs, cpu, not_ours, bp);
 }
 
 }  // namespace
@@ -88,57 +251,12 @@ OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, okp_addr_t bp, okp_regs* reg
 using namespace okp;
 
 extern "C" OKP_HIT_PATH int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_state* cpu) {
-  okp_addr_t bp = arch::breakpoint_address(regs);
-  if (finish_step(cpu, bp, regs)) return 1;
+  return on_breakpoint<BoolAnswer, busy_bool>(regs, cpu, nullptr);
+}
 
-  const Site* s = registry().find(bp);
-  if (!s) return 0;  // not ours: kgdb's, or the kernel's kprobes'
-
-  bool reentry = cpu->depth > 0;
-  okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
-  if (!frame) {
-    okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
-    return 0;
-  }
-  if (reentry) {
-    miss_all(*s, OKP_MISS_REENTRY);
-  } else if (run_pre_handlers(*s, regs)) {
-    pop_frame(cpu);
-    return 1;
-  }
-
-  // A site whose detour is planned resumes in the detour's copy of its region: no step, and
-  // nothing returns into the middle of a region that is about to hold (or holds) a jump.
-  if (const okp_addr_t copy = __atomic_load_n(&s->detour_copy, __ATOMIC_ACQUIRE)) {
-    if (arch::detour_has_post(copy)) {  // the copy's post entry closes the frame
-      frame->kind = reentry ? kDetourSkip : kDetourStep;
-      arch::begin_step(regs, copy, &frame->saved_flags);
-      return 1;
-    }
-    pop_frame(cpu);
-    arch::set_instruction_pointer(regs, copy);
-    return 1;
-  }
-  if (!arch::needs_slot(s->plan)) {
-    if (arch::emulate(s->plan, s->addr, regs).is_error()) {
-      // The original instruction would have faulted the same way: let the kernel report it.
-      miss_all(*s, OKP_MISS_FAULT);
-      arch::restore_trap_ip(regs, s->addr);
-      pop_frame(cpu);
-      return 0;
-    }
-    if (!reentry) run_post_handlers(*s, regs);
-    pop_frame(cpu);
-    return 1;
-  }
-  if (__atomic_load_n(&s->boost, __ATOMIC_ACQUIRE) || (reentry && s->boost_slot)) {
-    pop_frame(cpu);
-    arch::enter_boosted(regs, s->boost_slot);
-    return 1;
-  }
-  frame->kind = reentry ? kReentryStep : kStepping;
-  arch::begin_step(regs, s->step_slot, &frame->saved_flags);
-  return 1;
+extern "C" OKP_HIT_PATH int okp_core_on_break_hook(struct okp_regs* regs, struct okp_cpu_state* cpu,
+                                                   int (*not_ours)(struct okp_regs* regs)) {
+  return on_breakpoint<HookAnswer, busy_hook>(regs, cpu, not_ours);
 }
 
 extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, int ipmodify,

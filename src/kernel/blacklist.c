@@ -317,11 +317,16 @@ void okp_blacklist_module(struct module *mod)
  * function it reaches would trap again inside its own handling. Without it okprobes must not
  * arm anything, so a failure here fails the load.
  */
+okp_addr_t __weak okp_trap_not_ours_entry_point(void)
+{
+	return 0;
+}
+
 static int okp_blacklist_trap_path(void)
 {
 	okp_addr_t own[] = { okp_trap_entry_point(), okp_ftrace_entry_point(),
 			     okp_return_entry_point(), okp_detour_entry_point(),
-			     okp_detour_post_entry_point() };
+			     okp_detour_post_entry_point(), okp_trap_not_ours_entry_point() };
 	int ret = okp_core_derive_trap_path(own, ARRAY_SIZE(own));
 
 	if (ret)

@@ -237,6 +237,14 @@ int okp_core_set_optimization(int enabled);
  * this CPU's state; the caller runs with interrupts off, so it stays this CPU's.
  */
 int okp_core_on_breakpoint(struct okp_regs *regs, struct okp_cpu_state *cpu);
+/*
+ * The same, for a trap hook that tail-calls it (arm64's break hook), so that the hook adds no
+ * frame to a hit: returns 0 when okprobes took the breakpoint, 1 when it is okprobes' but
+ * could not be taken (a simulated load faulted: the kernel reports it), and otherwise (no
+ * site of okprobes' there) not_ours(regs)'s answer, tail-called.
+ */
+int okp_core_on_break_hook(struct okp_regs *regs, struct okp_cpu_state *cpu,
+			   int (*not_ours)(struct okp_regs *regs));
 /* A jump-optimized probe was reached: okp_detour_entry saved regs and calls this with
  * preemption off (interrupts as at the probe). copy: the detour's relocated copy (the entry's
  * return address). Returns 0 to go on in copy (regs->ip is then not read), non-zero to go on

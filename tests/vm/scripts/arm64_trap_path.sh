@@ -18,7 +18,10 @@ check "the break-hook walk ($walk) is blacklisted [$walk_source]" \
 check "okprobes' own break hook is on the trap path" \
   grep -q '	okp_brk_hook	\[trap path, reached from the trap entry\]$' $bl
 check "the core's breakpoint entry, reached from the hook" \
-  grep -q '	okp_core_on_breakpoint	\[trap path, reached from okp_brk_hook\]$' $bl
+  grep -q '	okp_core_on_break_hook	\[trap path, reached from okp_brk_hook\]$' $bl
+# The core tail-calls the hook's not_ours through a pointer: a root of its own.
+check "the hook's not-ours check, which the core calls through a pointer, is on the trap path" \
+  grep -q '	okp_brk_not_ours	\[trap path, reached from the trap entry\]$' $bl
 # okprobes' hook calls copy_from_kernel_nofault(); in a module far from the kernel (Debian's
 # randomized module region) through a PLT veneer, which the walk must follow to the kernel.
 check "the kernel function okprobes' hook calls is on the trap path (copy_from_kernel_nofault)" \

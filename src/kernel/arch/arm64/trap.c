@@ -40,26 +40,35 @@
 #define OKP_BRK(imm) (0xd4200000u | ((u32)(imm) << 5))
 
 /*
- * Both immediates come here: the core tells a probe hit from a step's end by the address
- * (the step BRK sits in a slot). notrace: the hit path is neither probed nor traced.
+ * A BRK with our immediate where okprobes has no site: if our BRK is no longer there, it was
+ * taken out between this CPU's fetch and the lookup; what is there now runs. Otherwise the
+ * kernel reports it (a BRK of ours nobody planted: a bug). Out of line (the core tail-calls
+ * it): its local, whose address the copy takes, would give the hook a stack protector.
  */
-static int notrace okp_brk_hook(struct pt_regs *regs, unsigned long esr)
+static noinline int notrace okp_brk_not_ours(struct okp_regs *okp_regs)
 {
-	struct okp_cpu_state *cpu = this_cpu_ptr(&okp_cpu_state);
+	struct pt_regs *regs = (struct pt_regs *)okp_regs;
 	u32 insn;
 
-	if (okp_core_on_breakpoint((struct okp_regs *)regs, cpu))
-		return DBG_HOOK_HANDLED;
-	/*
-	 * Not a site of ours: if our BRK is no longer there, it was taken out between this CPU's
-	 * fetch and the lookup; what is there now runs. Otherwise the kernel reports it (a
-	 * simulated load that faulted, or a BRK of ours nobody planted: a bug).
-	 */
 	if (copy_from_kernel_nofault(&insn, (void *)regs->pc, sizeof(insn)) == 0 &&
 	    le32_to_cpu(insn) != OKP_BRK(OKP_BRK_PROBE_IMM) &&
 	    le32_to_cpu(insn) != OKP_BRK(OKP_BRK_STEP_IMM))
 		return DBG_HOOK_HANDLED;
 	return DBG_HOOK_ERROR;
+}
+NOKPROBE_SYMBOL(okp_brk_not_ours);
+
+/*
+ * Both immediates come here: the core tells a probe hit from a step's end by the address
+ * (the step BRK sits in a slot). A tail call, as directly as the kernel's kprobes are reached
+ * (their handler is the hook itself): the core answers in the hook's convention.
+ * notrace: the hit path is neither probed nor traced.
+ */
+static int notrace okp_brk_hook(struct pt_regs *regs, unsigned long esr)
+{
+	BUILD_BUG_ON(DBG_HOOK_HANDLED != 0 || DBG_HOOK_ERROR != 1);
+	return okp_core_on_break_hook((struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state),
+				      okp_brk_not_ours);
 }
 NOKPROBE_SYMBOL(okp_brk_hook);
 
@@ -77,6 +86,12 @@ static struct break_hook okp_step_hook = {
 okp_addr_t okp_trap_entry_point(void)
 {
 	return (okp_addr_t)okp_brk_hook;
+}
+
+/* The core reaches okp_brk_not_ours through a pointer: a root of its own. */
+okp_addr_t okp_trap_not_ours_entry_point(void)
+{
+	return (okp_addr_t)okp_brk_not_ours;
 }
 
 int okp_trap_init(void)
