@@ -46,31 +46,42 @@ okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start) {
 
 ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                              okp_addr_t slot, RecoverFn recover) {
-  // Walk instruction by instruction from the function's start; a window of bytes is read
-  // ahead so each decode sees a whole instruction.
+  // Walk instruction by instruction from the function's start through a window of bytes
+  // read (and recovered from under breakpoints) ahead. It is refilled only when it no longer
+  // holds a whole instruction from pos, not once per instruction: each fill costs a nofault
+  // read and a site lookup per byte it could hold, and probing the N-th instruction of a
+  // function walks N of them (1000 probes in one 1024-instruction function: half a million
+  // steps).
   constexpr usize kWindow = 64;
   u8 window[kWindow];
+  okp_addr_t window_start = func_start, window_end = func_start;  // read and recovered
   okp_addr_t pos = func_start, previous = func_start;
   const char* previous_mnemonic = "";
   okp_addr_t func_end = func_size ? func_start + func_size : addr + x86::kMaxInsnLength;
   while (pos < addr) {
-    usize avail = func_end - pos < kWindow ? func_end - pos : kWindow;
-    if (okp_seam_read_nofault(window, pos, avail))
-      return Error::formatted(Errno::kFault, "cannot read the text at %#lx", pos);
-    recover(pos, window, avail);
-    auto insn = x86::decode(window, avail);
+    if (window_end < func_end && window_end - pos < x86::kMaxInsnLength) {
+      usize fill = func_end - pos < kWindow ? func_end - pos : kWindow;
+      if (okp_seam_read_nofault(window, pos, fill))
+        return Error::formatted(Errno::kFault, "cannot read the text at %#lx", pos);
+      recover(pos, window, fill);
+      window_start = pos;
+      window_end = pos + fill;
+    }
+    const u8* at = window + (pos - window_start);
+    usize avail = window_end - pos;
+    auto insn = x86::decode(at, avail);
     if (insn.is_error())
       return Error::formatted(Errno::kIlSeq,
                               "cannot decode the function from its start: bytes at +%#lx are "
                               "not an instruction", pos - func_start);
-    if (window[0] == x86::kInt3 && !ends_flow(previous_mnemonic)) {
+    if (at[0] == x86::kInt3 && !ends_flow(previous_mnemonic)) {
       // Someone else's breakpoint hides the original instruction: boundaries after it are
       // unknowable, as for kprobes.
       return Error::formatted(Errno::kBusy,
                               "an int3 at +%#lx (another tool's breakpoint) hides the "
                               "instructions before the probe", pos - func_start);
     }
-    if (window[0] == kJmpRel32Opcode && okp_seam_kernel_kprobe_in(pos, 1)) {
+    if (at[0] == kJmpRel32Opcode && okp_seam_kernel_kprobe_in(pos, 1)) {
       // The kernel's optprobe: its jmp hides the region's first instructions and the rest of
       // the region after it is decoded from inside them (as the kernel's own can_probe() would
       // through okprobes' jump, measured by tests/vm/modules/kk_drift.c mirror=1).
@@ -79,7 +90,7 @@ ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned lo
                               "instructions before the probe", pos - func_start);
     }
     previous = pos;
-    if (window[0] != x86::kInt3) previous_mnemonic = insn.value().mnemonic;
+    if (at[0] != x86::kInt3) previous_mnemonic = insn.value().mnemonic;
     pos += insn.value().length;
   }
   if (pos != addr)
