@@ -106,6 +106,8 @@ unsigned int reg_reps = 3;
 BENCH_PARAM(reg_reps, uint, "repetitions of each registration measurement (median taken)");
 unsigned int reg_max = 1000;
 BENCH_PARAM(reg_max, uint, "largest probe count of the registration benchmark (<= 1024)");
+static unsigned int reg_dense_max = 1024;
+BENCH_PARAM(reg_dense_max, uint, "largest probe count of the dense layout (tests/bench/run --icount: 100)");
 static bool classic = true;
 BENCH_PARAM(classic, bool, "run the breakpoint parts (hit, return, registration), optimization off");
 static bool opt = true;
@@ -573,6 +575,9 @@ static void bench_registration(void)
 	for (l = 0; l < L_NR; l++) {
 		for (ci = 0; ci < ARRAY_SIZE(counts) && counts[ci] <= max; ci++) {
 			unsigned int n = counts[ci];
+
+			if (l == L_DENSE && n > reg_dense_max)
+				continue;
 			/* v: [fw][reg|unreg|total][rep] */
 			u64 *kreg = v, *kunreg = v + reg_reps, *ktot = v + 2 * reg_reps;
 			u64 *oreg = v + 3 * reg_reps, *ounreg = v + 4 * reg_reps, *otot = v + 5 * reg_reps;
