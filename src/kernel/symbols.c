@@ -379,14 +379,61 @@ static bool okp_local_label(const char *name)
 	return name[0] == '.' && name[1] == 'L';
 }
 
+/*
+ * A mapping symbol ("$x", "$d", riscv64's "$x<isa>"): where the assembler's code or data
+ * starts, never a function's name. 6.1's module kallsyms filters only arm's forms ("$x",
+ * "$x.foo"); binutils 2.40 gives every riscv64 object a "$xrv64i2p1_m2p0_..." at the start of
+ * its text, and sprint_symbol then names the function there after it.
+ */
+static bool okp_mapping_symbol(const char *name)
+{
+	return name[0] == '$';
+}
+
+static bool okp_not_a_function(const char *name)
+{
+	return okp_local_label(name) || okp_mapping_symbol(name);
+}
+
+/*
+ * The function symbol at exactly addr in a module, for a mapping symbol kallsyms named there
+ * instead (one walk of that module's symbol table, only then). Preemption off is what keeps
+ * the module and its kallsyms alive, as for the kernel's own find_kallsyms_symbol().
+ */
+static bool okp_module_function_at(unsigned long addr, char *name, size_t name_len)
+{
+	struct module *mod;
+	struct mod_kallsyms *ks;
+	unsigned int i;
+	bool found = false;
+
+	if (!okp_ksyms.__module_text_address)
+		return false;
+	preempt_disable();
+	mod = okp_ksyms.__module_text_address(addr);
+	ks = mod ? rcu_dereference_sched(mod->kallsyms) : NULL;
+	for (i = 1; ks && i < ks->num_symtab && !found; i++) {
+		const Elf_Sym *sym = &ks->symtab[i];
+		const char *n = ks->strtab + sym->st_name;
+
+		if (sym->st_shndx != SHN_UNDEF && sym->st_value == addr && *n &&
+		    !okp_not_a_function(n)) {
+			strscpy(name, n, name_len);
+			found = true;
+		}
+	}
+	preempt_enable();
+	return found;
+}
+
 /* Labels one function may hold, before the walk gives up and takes what it has. */
 #define OKP_MAX_LOCAL_LABELS 1024
 
 /*
  * The symbol containing addr, from sprint_symbol's "name+0x10/0x40 [mod]": its name, start
- * and size, with the local labels inside it (okp_local_label) skipped both ways: a function
- * is the named symbol before them, extended over the labels that follow it. False when
- * kallsyms has no symbol there (name then holds what it printed).
+ * and size, with the local labels and mapping symbols inside it (okp_not_a_function) skipped
+ * both ways: a function is the named symbol before them, extended over the labels that follow
+ * it. False when kallsyms has no symbol there (name then holds what it printed).
  */
 bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned long *start,
 		       unsigned long *size)
@@ -399,7 +446,9 @@ bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned
 		return false;
 	if (addr >= okp_ksyms._stext && addr < okp_ksyms._etext)
 		return true; /* vmlinux: scripts/kallsyms drops local labels */
-	for (i = 0; i < OKP_MAX_LOCAL_LABELS && okp_local_label(name) && *start; i++) {
+	for (i = 0; i < OKP_MAX_LOCAL_LABELS && okp_not_a_function(name) && *start; i++) {
+		if (okp_mapping_symbol(name) && okp_module_function_at(*start, name, name_len))
+			break; /* the function the mapping symbol stood for */
 		if (!okp_one_symbol(*start - 1, other, sizeof(other), &s, &n) || s + n != *start)
 			break; /* nothing right before it: the label is all there is */
 		strscpy(name, other, name_len);
@@ -408,8 +457,10 @@ bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned
 	}
 	for (i = 0; i < OKP_MAX_LOCAL_LABELS && *size; i++) {
 		if (!okp_one_symbol(*start + *size, other, sizeof(other), &s, &n) ||
-		    s != *start + *size || !okp_local_label(other) || !n)
+		    s != *start + *size || !okp_not_a_function(other) || !n)
 			break;
+		if (okp_mapping_symbol(other) && okp_module_function_at(s, other, sizeof(other)))
+			break; /* the next function, named by its object's mapping symbol */
 		*size += n;
 	}
 	return true;
