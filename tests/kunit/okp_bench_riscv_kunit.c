@@ -109,7 +109,7 @@ static int okp_bench_okp_ret(struct okp_kretprobe_instance *ri, struct pt_regs *
 	return 0;
 }
 
-#ifdef CONFIG_KRETPROBES
+#if defined(CONFIG_KRETPROBES) && defined(CONFIG_KPROBES_ON_FTRACE)
 static int okp_bench_kernel_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	okp_bench_hits++;
@@ -130,7 +130,11 @@ static void okp_bench_return_case(struct kunit *test)
 	with_okp = okp_bench_time(okp_bench_c_fn);
 	KUNIT_EXPECT_EQ(test, okp_bench_hits, (unsigned long)OKP_BENCH_CALLS * OKP_BENCH_ROUNDS);
 	okp_unregister_kretprobe(&okp);
-#ifdef CONFIG_KRETPROBES
+	/*
+	 * The kernel's kprobes refuse an ftrace site (-EINVAL) unless built with KPROBES_ON_FTRACE,
+	 * which riscv lost with DYNAMIC_FTRACE_WITH_REGS (6.12): there is nothing to compare with.
+	 */
+#if defined(CONFIG_KRETPROBES) && defined(CONFIG_KPROBES_ON_FTRACE)
 	{
 		struct kretprobe rp = { .handler = okp_bench_kernel_ret, .maxactive = 8 };
 
@@ -141,6 +145,9 @@ static void okp_bench_return_case(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, okp_bench_hits, (unsigned long)OKP_BENCH_CALLS * OKP_BENCH_ROUNDS);
 		unregister_kretprobe(&rp);
 	}
+#else
+	kunit_info(test, "the kernel's kretprobes cannot take a function entry with an ftrace site "
+		   "here (no CONFIG_KPROBES_ON_FTRACE): okprobes measured alone\n");
 #endif
 	kunit_info(test, "return probe via ftrace: a call %llu ns unprobed; a probed call costs %llu "
 		   "ns more with okprobes, %llu ns with the kernel's kretprobes (okprobes/kernel "

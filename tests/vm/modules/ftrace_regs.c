@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * arm64: what a function-entry probe's handler writes into pt_regs takes effect, whether the
- * kernel's ftrace saves a whole pt_regs (WITH_REGS, 6.1) or only ftrace_regs (WITH_ARGS, as
- * Debian's 6.12, where okprobes fills a pt_regs and writes x0-x8, fp, lr and pc back:
- * src/kernel/arch/arm64/ftrace_regs.c). At load, on this module's own C functions (each an
+ * arm64, riscv64: what a function-entry probe's handler writes into pt_regs takes effect,
+ * whether the kernel's ftrace saves a whole pt_regs (WITH_REGS, 6.1) or only ftrace_regs
+ * (WITH_ARGS, as Debian's arm64 6.12 and riscv64 6.12, where okprobes fills a pt_regs and
+ * writes back what ftrace restores: src/kernel/arch/<arch>/ftrace_regs.c). At load, on this module's own C functions (each an
  * ftrace site): the handler sees the argument and the entry pc; an argument it changes is the
  * one the function gets; with OKP_KPROBE_FLAG_IPMODIFY a new pc redirects the call, without it
  * the redirect is undone and counted as a miss. Logs "OKP-FTREGS: PASS ..." or "... FAIL ...".
@@ -28,13 +28,20 @@ static __attribute__((__noipa__)) unsigned long okp_ftregs_triple(unsigned long 
 	return x * 3;
 }
 
-static unsigned long seen_x0, seen_pc;
+/* The second argument's register: x1 on arm64, a1 on riscv64. */
+#ifdef CONFIG_ARM64
+#define okp_second_arg(regs) ((regs)->regs[1])
+#else
+#define okp_second_arg(regs) ((regs)->a1)
+#endif
+
+static unsigned long seen_arg0, seen_pc;
 
 static int change_second_arg(struct okp_kprobe *p, struct pt_regs *regs)
 {
-	seen_x0 = regs->regs[0];
+	seen_arg0 = regs_get_kernel_argument(regs, 0);
 	seen_pc = instruction_pointer(regs);
-	regs->regs[1] = 100;
+	okp_second_arg(regs) = 100;
 	return 0;
 }
 
@@ -78,8 +85,8 @@ static int __init okp_ftregs_init(void)
 		expect(arg.flags & OKP_KPROBE_FLAG_FTRACE, "served by ftrace", arg.flags,
 		       OKP_KPROBE_FLAG_FTRACE);
 		r = okp_ftregs_add(7, 2);
-		expect(r == 107, "add(7, 2) with x1 set to 100 by the handler", r, 107);
-		expect(seen_x0 == 7, "the handler's x0", seen_x0, 7);
+		expect(r == 107, "add(7, 2) with its second argument set to 100 by the handler", r, 107);
+		expect(seen_arg0 == 7, "the handler's first argument", seen_arg0, 7);
 		expect(seen_pc >= (unsigned long)okp_ftregs_add &&
 		       seen_pc < (unsigned long)okp_ftregs_add + 16,
 		       "the handler's pc, at the function's entry", seen_pc, (unsigned long)okp_ftregs_add);

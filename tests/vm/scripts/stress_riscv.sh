@@ -2,7 +2,7 @@
 # riscv64. A probe and a return probe on a second module's text until it is unloaded ([GONE]),
 # the breakpoint-churn stress (tests/vm/modules/stress.c on stress_text_riscv.S: a stepped
 # c.slli steady site, a simulated 4-byte add churned right after it) and the return-probe
-# stress (retstress.c). Sizes: STRESS_CYCLES/STRESS_CALLS, RETSTRESS_CYCLES/RETSTRESS_CALLS;
+# stress (retstress.c), then what entry handlers write into pt_regs (ftrace_regs.c). Sizes: STRESS_CYCLES/STRESS_CALLS, RETSTRESS_CYCLES/RETSTRESS_CALLS;
 # SLEEP_EVERY (256): calls between a caller's sleeps, which pace every unregister (RCU-tasks).
 # Without KGDB (okprobes serves no breakpoint probes there) the breakpoint checks print
 # "# SKIP" with the reason, the churn stress runs on a function entry (ftrace, entry=1) and the
@@ -78,6 +78,15 @@ line=$(dmesg | grep OKP-RETSTRESS | tail -1); echo "$line"
 check "return-probe stress: exact pairs, real results, exited tasks reclaimed, no stub leaked" \
   sh -c "echo '$line' | grep -q 'OKP-RETSTRESS: PASS'"
 rmmod okp_retstress
+
+# 4. What entry handlers write into pt_regs takes effect: an argument, an IPMODIFY probe's pc
+#    (tests/vm/modules/ftrace_regs.c), where ftrace saves a whole pt_regs (6.1) and where
+#    okprobes fills one from ftrace_regs (6.12: src/kernel/arch/riscv/ftrace_regs.c).
+insmod /okp/okp_ftrace_regs.ko
+line=$(dmesg | grep OKP-FTREGS | tail -1); echo "$line"
+check "entry handlers: argument change, entry pc, IPMODIFY redirect, redirect undone without it" \
+  sh -c "echo '$line' | grep -q 'OKP-FTREGS: PASS'"
+rmmod okp_ftrace_regs
 
 echo "1..$n"
 [ $failed = 0 ]
