@@ -259,30 +259,55 @@ extern "C" OKP_HIT_PATH int okp_core_on_break_hook(struct okp_regs* regs, struct
   return on_breakpoint<HookAnswer, busy_hook>(regs, cpu, not_ours);
 }
 
-extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs, int ipmodify,
-                                   struct okp_cpu_state* cpu) {
+namespace {
+
+// An ftrace hit. kIpmodify: which of the glue's two ftrace_ops called (a constant per entry, so
+// that checking the site against it is one compare). A site is in one ops' filter only
+// (registration refuses a mismatch); the check guards a call still in flight from the other
+// ops after the site was released and made again. The CPU is idle in the common hit: its frame
+// is frame 0, counted and left unfilled as okp_core_on_detour's (a kHandlers frame is never
+// read; ftrace sites never step). Every instruction here is the ftrace entry's cost
+// (docs/benchmarks-icount.md, ret-ftrace, counts it against kprobe_ftrace_handler).
+template <bool kIpmodify>
+OKP_HIT_INLINE void on_ftrace(okp_addr_t site_addr, okp_regs* regs, okp_cpu_state* cpu) {
   const Site* s = registry().find(site_addr);
-  if (!s || !s->ftrace || s->ipmodify != !!ipmodify) return;
+  if (!s || !s->ftrace || s->ipmodify != kIpmodify) return;
   if (cpu->depth > 0) {
     miss_all(*s, OKP_MISS_REENTRY);
     return;
   }
-  if (!push_frame(cpu, s, kHandlers)) return;
-  okp_addr_t orig_ip = arch::instruction_pointer(regs);
+  open_first_frame(cpu);
+  const okp_addr_t orig_ip = arch::instruction_pointer(regs);
   arch::set_instruction_pointer(regs, arch::ftrace_pre_ip(site_addr));
   if (run_pre_handlers(*s, regs)) {
-    if (!ipmodify) {
+    if (!kIpmodify) {
       // Without IPMODIFY the redirect is not ours to make (livepatch may own it).
       arch::set_instruction_pointer(regs, orig_ip);
       miss_all(*s, OKP_MISS_IPMODIFY);
     }
-    pop_frame(cpu);
+    close_first_frame(cpu);
     return;
   }
-  arch::set_instruction_pointer(regs, arch::ftrace_post_ip(site_addr));
-  run_post_handlers(*s, regs);
+  // Post handlers see the ip after the call, as if it had been stepped. A site none of whose
+  // probes has one (update_site keeps ftrace_post, as it keeps boost) skips the walk.
+  if (__atomic_load_n(&s->ftrace_post, __ATOMIC_ACQUIRE)) {
+    arch::set_instruction_pointer(regs, arch::ftrace_post_ip(site_addr));
+    run_post_handlers(*s, regs);
+  }
   arch::set_instruction_pointer(regs, orig_ip);
-  pop_frame(cpu);
+  close_first_frame(cpu);
+}
+
+}  // namespace
+
+extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp_regs* regs,
+                                                struct okp_cpu_state* cpu) {
+  on_ftrace<false>(site_addr, regs, cpu);
+}
+
+extern "C" OKP_HIT_PATH void okp_core_on_ftrace_ipmodify(okp_addr_t site_addr, struct okp_regs* regs,
+                                                         struct okp_cpu_state* cpu) {
+  on_ftrace<true>(site_addr, regs, cpu);
 }
 
 namespace {

@@ -287,6 +287,9 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
   // Append: handlers run in registration order. Publish after the record is complete.
   ProbeRecord** tail = &site->probes;
   while (*tail) tail = &(*tail)->next_at_site;
+  // Before the record is published: a live site's hit that runs this pre handler also walks
+  // the post handlers (update_site below recomputes the flag from all the site's probes).
+  if (site->ftrace && kp->post_handler) __atomic_store_n(&site->ftrace_post, true, __ATOMIC_RELEASE);
   __atomic_store_n(tail, rec, __ATOMIC_RELEASE);
   rec->prev_registered = registered_tail_;
   (registered_tail_ ? registered_tail_->next_registered : registered_) = rec;
@@ -459,6 +462,7 @@ void Registry::update_site(Locked lock, Site& site) {
     if (r->kp->post_handler) any_post = true;
   }
   __atomic_store_n(&site.boost, site.boost_slot && !any_post, __ATOMIC_RELEASE);
+  __atomic_store_n(&site.ftrace_post, site.ftrace && any_post, __ATOMIC_RELEASE);
   bool want = any_enabled && settings().armed() && !site.gone();
   if (want && site.state == SiteState::kDisarmed) {
     auto r = arm(lock, site);

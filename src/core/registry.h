@@ -65,6 +65,7 @@ struct Site : HashLinked<Site> {
   bool boost = false;              // [hit] use boost_slot: boostable and no post_handler
   bool ftrace = false;             // served by the ftrace call site, not a breakpoint
   bool ipmodify = false;           // ftrace: registered with IPMODIFY
+  bool ftrace_post = false;        // [hit] ftrace: some probe here has a post_handler
   SiteState state = SiteState::kDisarmed;  // registry lock
   // The text holds okprobes' patch (breakpoint, ftrace filter or jump).
   bool live() const {

@@ -126,10 +126,6 @@ OKP_HIT_PATH void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause caus
   if (cause == OKP_RP_MISS_POOL_EMPTY) __atomic_fetch_add(&rp->nmissed, 1, __ATOMIC_RELAXED);
 }
 
-OKP_HIT_PATH ReturnPool* pool_of(const okp_kretprobe* rp) {
-  return static_cast<ReturnPool*>(__atomic_load_n(&rp->okp_pool, __ATOMIC_ACQUIRE));
-}
-
 OKP_HIT_PATH bool rp_disabled(const okp_kretprobe* rp) {
   return __atomic_load_n(&rp->kp.flags, __ATOMIC_RELAXED) &
          (OKP_KPROBE_FLAG_DISABLED | OKP_KPROBE_FLAG_GONE);

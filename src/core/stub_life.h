@@ -63,7 +63,10 @@ extern long g_detached_live;
 
 inline u32* StubLinks::link(u32 index) { return &g_stubs[index].next_free; }
 
-ReturnPool* pool_of(const okp_kretprobe* rp);
+// Inline (a single load; always inlined, so no out-of-line copy lands outside .kprobes.text).
+[[gnu::always_inline]] inline ReturnPool* pool_of(const okp_kretprobe* rp) {
+  return static_cast<ReturnPool*>(__atomic_load_n(&rp->okp_pool, __ATOMIC_ACQUIRE));
+}
 bool rp_disabled(const okp_kretprobe* rp);
 void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause cause);
 bool frame_is_gone(u32 index);

@@ -31,21 +31,29 @@
 
 static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 				       struct ftrace_ops *ops, struct ftrace_regs *fregs);
+static void notrace okp_ftrace_ipmodify_handler(unsigned long ip, unsigned long parent_ip,
+						struct ftrace_ops *ops, struct ftrace_regs *fregs);
 
+/* One handler per ops: each calls its own core entry directly, which checks the site's
+ * IPMODIFY against a constant (no compare of ops here). */
 static struct ftrace_ops okp_ftrace_ops = {
 	.func = okp_ftrace_handler,
 	.flags = OKP_FTRACE_REGS_FLAGS,
 };
 
 static struct ftrace_ops okp_ftrace_ipmodify_ops = {
-	.func = okp_ftrace_handler,
+	.func = okp_ftrace_ipmodify_handler,
 	.flags = OKP_FTRACE_REGS_FLAGS | FTRACE_OPS_FL_IPMODIFY,
 };
 
 static unsigned int okp_ftrace_users[2]; /* sites per ops; guarded by the registry lock */
 
-static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip,
-				       struct ftrace_ops *ops, struct ftrace_regs *fregs)
+typedef void (*okp_ftrace_core_fn)(okp_addr_t site, struct okp_regs *regs,
+				   struct okp_cpu_state *cpu);
+
+/* Inlined into each handler with a constant core entry: a direct call. */
+static __always_inline void okp_ftrace_hit(unsigned long ip, unsigned long parent_ip,
+					   struct ftrace_regs *fregs, okp_ftrace_core_fn core)
 {
 #ifdef OKP_FTRACE_PARTIAL_REGS
 	/* On this stack: a nested hit (an NMI's) gets its own; the core's frames are per CPU. */
@@ -54,7 +62,6 @@ static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip
 #else
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 #endif
-	struct okp_cpu_state *cpu;
 	int bit;
 
 	if (!regs)
@@ -62,21 +69,38 @@ static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)
 		return;
-	cpu = this_cpu_ptr(&okp_cpu_state);
 #ifdef OKP_FTRACE_PARTIAL_REGS
 	okp_arch_ftrace_regs_in(fregs, regs);
 #endif
-	okp_core_on_ftrace(ip, (struct okp_regs *)regs, ops == &okp_ftrace_ipmodify_ops, cpu);
+	core(ip, (struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state));
 #ifdef OKP_FTRACE_PARTIAL_REGS
 	okp_arch_ftrace_regs_out(regs, fregs);
 #endif
 	ftrace_test_recursion_unlock(bit);
 }
+
+static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip,
+				       struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	okp_ftrace_hit(ip, parent_ip, fregs, okp_core_on_ftrace);
+}
 NOKPROBE_SYMBOL(okp_ftrace_handler);
+
+static void notrace okp_ftrace_ipmodify_handler(unsigned long ip, unsigned long parent_ip,
+						struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	okp_ftrace_hit(ip, parent_ip, fregs, okp_core_on_ftrace_ipmodify);
+}
+NOKPROBE_SYMBOL(okp_ftrace_ipmodify_handler);
 
 okp_addr_t okp_ftrace_entry_point(void)
 {
 	return (okp_addr_t)okp_ftrace_handler;
+}
+
+okp_addr_t okp_ftrace_ipmodify_entry_point(void)
+{
+	return (okp_addr_t)okp_ftrace_ipmodify_handler;
 }
 
 okp_addr_t okp_seam_ftrace_site(okp_addr_t addr)
@@ -139,6 +163,11 @@ void okp_seam_ftrace_disarm(okp_addr_t site, int ipmodify)
 #else /* neither DYNAMIC_FTRACE_WITH_REGS nor WITH_ARGS */
 
 okp_addr_t okp_ftrace_entry_point(void)
+{
+	return 0;
+}
+
+okp_addr_t okp_ftrace_ipmodify_entry_point(void)
 {
 	return 0;
 }

@@ -107,6 +107,7 @@ bool okp_kernel_has_kprobes(void);
  * roots of the trap path the blacklist derives (core/trap_path.h). */
 okp_addr_t okp_trap_entry_point(void);
 okp_addr_t okp_ftrace_entry_point(void);
+okp_addr_t okp_ftrace_ipmodify_entry_point(void);
 /*
  * Where ftrace hands its callbacks ftrace_regs and no pt_regs (DYNAMIC_FTRACE_WITH_ARGS without
  * WITH_REGS: arm64 since 6.5), the arch glue fills a pt_regs from them for the handlers (what

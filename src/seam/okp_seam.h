@@ -254,9 +254,11 @@ int okp_core_on_detour(okp_addr_t copy, struct okp_regs *regs, struct okp_cpu_st
  * regs (interrupts still off) and calls this; ret is its return address (the detour's data).
  * On return regs->ip is where the copy goes on. */
 void okp_core_on_detour_post(okp_addr_t ret, struct okp_regs *regs, struct okp_cpu_state *cpu);
-/* The ftrace path: a function-entry site was reached; regs->ip == site. */
-void okp_core_on_ftrace(okp_addr_t site, struct okp_regs *regs, int ipmodify,
-			struct okp_cpu_state *cpu);
+/* The ftrace path: a function-entry site was reached; regs->ip == site. One entry per ftrace_ops
+ * (plain, IPMODIFY), so that the core checks the site against a constant. */
+void okp_core_on_ftrace(okp_addr_t site, struct okp_regs *regs, struct okp_cpu_state *cpu);
+void okp_core_on_ftrace_ipmodify(okp_addr_t site, struct okp_regs *regs,
+				 struct okp_cpu_state *cpu);
 /* Return probes (core/return_probe.cpp). */
 struct okp_kretprobe;
 int okp_core_register_kretprobe(struct okp_kretprobe *rp);

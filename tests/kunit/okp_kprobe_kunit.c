@@ -130,6 +130,35 @@ static void okp_t_expect_order(struct kunit *test, const int *want, unsigned int
 	okp_t_norder = 0;
 }
 
+/*
+ * An ftrace site walks its post handlers only while one of its probes has one (the site's
+ * ftrace_post): a probe with a post_handler added to a live site without one gets it run from
+ * its first hit, and the walk stops again once it is gone.
+ */
+static void okp_kprobe_ftrace_aggregate_post(struct kunit *test)
+{
+	struct okp_t_probe *a = okp_t_new(test, 1, NULL, "okp_t_c_orig", 0, true, false);
+	struct okp_t_probe *b = okp_t_new(test, 2, NULL, "okp_t_c_orig", 0, true, true);
+	static const int pre_only[] = { 11 };
+	static const int both[] = { 11, 21, 22 };
+
+	KUNIT_ASSERT_EQ(test, okp_t_register(a), 0);
+	KUNIT_EXPECT_EQ(test, a->kp.flags & OKP_KPROBE_FLAG_FTRACE, (unsigned int)OKP_KPROBE_FLAG_FTRACE);
+	okp_t_norder = 0;
+	KUNIT_EXPECT_EQ(test, okp_t_c_orig_ptr(3), 4L);
+	okp_t_expect_order(test, pre_only, ARRAY_SIZE(pre_only));
+	KUNIT_ASSERT_EQ(test, okp_t_register(b), 0);
+	KUNIT_EXPECT_EQ(test, okp_t_c_orig_ptr(3), 4L);
+	okp_t_expect_order(test, both, ARRAY_SIZE(both));
+	KUNIT_EXPECT_EQ(test, b->obs.post_calls, 1U);
+	KUNIT_EXPECT_EQ(test, b->obs.post_ip, (unsigned long)b->kp.addr + 5);
+	okp_t_unregister(b);
+	KUNIT_EXPECT_EQ(test, okp_t_c_orig_ptr(3), 4L);
+	okp_t_expect_order(test, pre_only, ARRAY_SIZE(pre_only));
+	KUNIT_EXPECT_EQ(test, a->kp.nhit, 3UL);
+	okp_t_unregister(a);
+}
+
 static void okp_kprobe_aggregate_order(struct kunit *test)
 {
 	const u8 *insn = okp_t_riprel_load_insn;
@@ -619,6 +648,7 @@ static void okp_kprobe_after_armed_probe(struct kunit *test)
 static struct kunit_case okp_kprobe_cases[] = {
 	KUNIT_CASE(okp_kprobe_args_breakpoint),
 	KUNIT_CASE(okp_kprobe_args_ftrace),
+	KUNIT_CASE(okp_kprobe_ftrace_aggregate_post),
 	KUNIT_CASE(okp_kprobe_aggregate_order),
 	KUNIT_CASE(okp_kprobe_aggregate_mixed),
 	KUNIT_CASE(okp_kprobe_disable_single),
