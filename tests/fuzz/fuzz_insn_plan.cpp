@@ -117,8 +117,13 @@ void check_emulation(const InsnPlan& plan, okp_addr_t addr, const DecodedInsn& d
     CHECK(static_cast<okp_addr_t>(plan.rel_target) == next + static_cast<u64>(dec.branch_displacement));
   if (plan.emulation == Emulation::kMovReg) CHECK(is_gpr(plan.reg_dst) && is_gpr(plan.reg_src));
   if (plan.emulation == Emulation::kMovImm || plan.emulation == Emulation::kLea ||
-      plan.emulation == Emulation::kPushReg || plan.emulation == Emulation::kPopReg)
+      plan.emulation == Emulation::kPushReg || plan.emulation == Emulation::kPopReg ||
+      plan.emulation == Emulation::kAlu)
     CHECK(is_gpr(plan.reg_dst));
+  if (plan.emulation == Emulation::kAlu) {
+    CHECK(plan.reg_src == kNoReg || is_gpr(plan.reg_src));
+    CHECK(plan.result_mask == ~0ul || plan.result_mask == 0xfffffffful);
+  }
   if (plan.emulation == Emulation::kLea || plan.emulation == Emulation::kCallIndirect ||
       plan.emulation == Emulation::kJmpIndirect) {
     const IndirectOperand& m = plan.indirect;
@@ -157,6 +162,7 @@ void check_emulation(const InsnPlan& plan, okp_addr_t addr, const DecodedInsn& d
       case Emulation::kMovReg: case Emulation::kMovImm: case Emulation::kLea: case Emulation::kNop:
       case Emulation::kPushReg: case Emulation::kPopReg: case Emulation::kPushf:
       case Emulation::kPopf: case Emulation::kCli: case Emulation::kSti:
+      case Emulation::kAlu:
         CHECK(regs.ip == next);
         break;
       default:
