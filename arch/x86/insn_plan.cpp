@@ -596,64 +596,6 @@ OKP_HIT_PATH unsigned long parity_flag(unsigned long result) {
   return ((0x6996u >> nibble) & 1) ? 0 : kFlagPF;
 }
 
-// Emulation::kAlu on the frame: the result as the CPU computes it at the operand size, and
-// CF PF AF ZF SF OF as the CPU sets them (Intel SDM vol. 1, 3.4.3.1; vol. 2 per instruction).
-// Out of line (emulate_register_move stays a few loads for the moves); no memory access.
-OKP_HIT_PATH void emulate_alu(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
-  unsigned long* word = reinterpret_cast<unsigned long*>(regs);
-  const unsigned long mask = plan.result_mask;
-  const unsigned long sign = mask ^ (mask >> 1);  // the top bit of the operand size
-  const unsigned long a = word[plan.reg_dst] & mask;
-  unsigned long b = (plan.reg_src != kNoReg ? word[plan.reg_src]
-                                            : static_cast<unsigned long>(plan.rel_target)) & mask;
-  unsigned long result = 0;
-  unsigned long changed = kFlagCF | kFlagPF | kFlagAF | kFlagZF | kFlagSF | kFlagOF;
-  unsigned long flags = 0;
-  bool writes = true;
-  switch (plan.alu_op) {
-    case AluOp::kInc:
-      changed &= ~kFlagCF;
-      b = 1;
-      [[fallthrough]];
-    case AluOp::kAdd:
-      result = (a + b) & mask;
-      if (result < a) flags |= kFlagCF;                     // unsigned carry out
-      if ((a ^ result) & (b ^ result) & sign) flags |= kFlagOF;  // both signs differ from the sum's
-      flags |= (a ^ b ^ result) & kFlagAF;                  // carry out of bit 3 (AF is bit 4)
-      break;
-    case AluOp::kDec:
-      changed &= ~kFlagCF;
-      b = 1;
-      [[fallthrough]];
-    case AluOp::kCmp:
-    case AluOp::kSub:
-      writes = plan.alu_op != AluOp::kCmp;
-      result = (a - b) & mask;
-      if (a < b) flags |= kFlagCF;                          // unsigned borrow
-      if ((a ^ b) & (a ^ result) & sign) flags |= kFlagOF;  // signs differ, result's flipped
-      flags |= (a ^ b ^ result) & kFlagAF;                  // borrow into bit 3
-      break;
-    case AluOp::kTest:
-      writes = false;
-      [[fallthrough]];
-    case AluOp::kAnd:
-      result = a & b;  // CF = OF = AF = 0
-      break;
-    case AluOp::kOr:
-      result = a | b;
-      break;
-    case AluOp::kXor:
-      result = a ^ b;
-      break;
-  }
-  flags |= parity_flag(result);
-  if (result == 0) flags |= kFlagZF;
-  if (result & sign) flags |= kFlagSF;
-  if (writes) word[plan.reg_dst] = result;  // masked: a 32-bit result zero-extends
-  regs->flags = (regs->flags & ~changed) | (flags & changed);
-  regs->ip = addr + plan.length;
-}
-
 // The int3 entry from kernel mode leaves a gap below the frame so that an emulated push
 // lands on the interrupted stack without overwriting the frame (int3_emulate_push).
 OKP_HIT_PATH void push(okp_regs* regs, unsigned long value) {
@@ -731,6 +673,64 @@ void build_slot(const InsnPlan& plan, okp_addr_t addr, const u8* bytes, okp_addr
     store_le32(slot_image + plan.length + 1, static_cast<u32>(back));
   }
   // else: slot_image[plan.length] is already the int3 that ends the step.
+}
+
+// Emulation::kAlu on the frame: the result as the CPU computes it at the operand size, and
+// CF PF AF ZF SF OF as the CPU sets them (Intel SDM vol. 1, 3.4.3.1; vol. 2 per instruction).
+// No memory access, no error: see insn_plan.h.
+OKP_HIT_PATH void emulate_alu(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
+  unsigned long* word = reinterpret_cast<unsigned long*>(regs);
+  const unsigned long mask = plan.result_mask;
+  const unsigned long sign = mask ^ (mask >> 1);  // the top bit of the operand size
+  const unsigned long a = word[plan.reg_dst] & mask;
+  unsigned long b = (plan.reg_src != kNoReg ? word[plan.reg_src]
+                                            : static_cast<unsigned long>(plan.rel_target)) & mask;
+  unsigned long result = 0;
+  unsigned long changed = kFlagCF | kFlagPF | kFlagAF | kFlagZF | kFlagSF | kFlagOF;
+  unsigned long flags = 0;
+  bool writes = true;
+  switch (plan.alu_op) {
+    case AluOp::kInc:
+      changed &= ~kFlagCF;
+      b = 1;
+      [[fallthrough]];
+    case AluOp::kAdd:
+      result = (a + b) & mask;
+      if (result < a) flags |= kFlagCF;                     // unsigned carry out
+      if ((a ^ result) & (b ^ result) & sign) flags |= kFlagOF;  // both signs differ from the sum's
+      flags |= (a ^ b ^ result) & kFlagAF;                  // carry out of bit 3 (AF is bit 4)
+      break;
+    case AluOp::kDec:
+      changed &= ~kFlagCF;
+      b = 1;
+      [[fallthrough]];
+    case AluOp::kCmp:
+    case AluOp::kSub:
+      writes = plan.alu_op != AluOp::kCmp;
+      result = (a - b) & mask;
+      if (a < b) flags |= kFlagCF;                          // unsigned borrow
+      if ((a ^ b) & (a ^ result) & sign) flags |= kFlagOF;  // signs differ, result's flipped
+      flags |= (a ^ b ^ result) & kFlagAF;                  // borrow into bit 3
+      break;
+    case AluOp::kTest:
+      writes = false;
+      [[fallthrough]];
+    case AluOp::kAnd:
+      result = a & b;  // CF = OF = AF = 0
+      break;
+    case AluOp::kOr:
+      result = a | b;
+      break;
+    case AluOp::kXor:
+      result = a ^ b;
+      break;
+  }
+  flags |= parity_flag(result);
+  if (result == 0) flags |= kFlagZF;
+  if (result & sign) flags |= kFlagSF;
+  if (writes) word[plan.reg_dst] = result;  // masked: a 32-bit result zero-extends
+  regs->flags = (regs->flags & ~changed) | (flags & changed);
+  regs->ip = addr + plan.length;
 }
 
 OKP_HIT_PATH ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {

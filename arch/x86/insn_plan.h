@@ -158,6 +158,12 @@ inline bool emulate_register_move(const InsnPlan& plan, okp_addr_t addr, okp_reg
   return true;
 }
 
+// kAlu: the result and CF PF AF ZF SF OF on the frame, ip past the instruction. Out of line
+// but called straight from the hit (probe_arch.h), not through emulate(): emulate()'s
+// ErrorOr<void> result costs a large frame and a stack protector on every call, and this
+// cannot fail (registers only). plan.emulation must be kAlu.
+void emulate_alu(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs);
+
 // At the int3 that ends a stepped slot (regs->ip == slot_addr + length + 1): resumes the
 // original flow after the instruction.
 inline void resume_after_step(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {

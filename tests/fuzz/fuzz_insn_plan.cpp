@@ -168,6 +168,14 @@ void check_emulation(const InsnPlan& plan, okp_addr_t addr, const DecodedInsn& d
       default:
         break;
     }
+    if (plan.emulation == Emulation::kAlu) {
+      // The hit calls emulate_alu() straight (probe_arch.h): the same frame as emulate().
+      okp_regs direct = before;
+      emulate_alu(plan, addr, &direct);
+      CHECK(std::memcmp(&direct, &regs, sizeof(regs)) == 0);
+      CHECK(regs.sp == before.sp || plan.reg_dst == kRegIndexSp);
+      CHECK((regs.flags & ~0x8d5ul) == (before.flags & ~0x8d5ul));
+    }
     if (is_register_move(plan.emulation)) {
       okp_regs inline_regs = before;
       CHECK(emulate_register_move(plan, addr, &inline_regs));
