@@ -329,6 +329,48 @@ Emulation plan_register_move(const Decoded& d, InsnPlan& plan) {
   return Emulation::kNone;
 }
 
+// The flag-setting register arithmetic worth a trap-time emulation (see Emulation::kAlu): 64
+// and 32-bit register or immediate operands only. A memory operand, a lock prefix (#UD on a
+// register destination: the CPU must raise it) or an 8/16-bit operand (a partial register
+// write) stays in the slot, where the CPU itself executes it.
+Emulation plan_alu(const Decoded& d, InsnPlan& plan) {
+  const ZydisDecodedInstruction& insn = d.insn;
+  const ZydisDecodedOperand* ops = d.operands;
+  bool unary = false;
+  switch (insn.mnemonic) {
+    case ZYDIS_MNEMONIC_ADD: plan.alu_op = AluOp::kAdd; break;
+    case ZYDIS_MNEMONIC_SUB: plan.alu_op = AluOp::kSub; break;
+    case ZYDIS_MNEMONIC_CMP: plan.alu_op = AluOp::kCmp; break;
+    case ZYDIS_MNEMONIC_AND: plan.alu_op = AluOp::kAnd; break;
+    case ZYDIS_MNEMONIC_OR: plan.alu_op = AluOp::kOr; break;
+    case ZYDIS_MNEMONIC_XOR: plan.alu_op = AluOp::kXor; break;
+    case ZYDIS_MNEMONIC_TEST: plan.alu_op = AluOp::kTest; break;
+    case ZYDIS_MNEMONIC_INC: plan.alu_op = AluOp::kInc; unary = true; break;
+    case ZYDIS_MNEMONIC_DEC: plan.alu_op = AluOp::kDec; unary = true; break;
+    default: return Emulation::kNone;
+  }
+  bool dst32 = false, src32 = false;
+  if ((insn.attributes & ZYDIS_ATTRIB_HAS_LOCK) ||
+      insn.operand_count_visible != (unary ? 1 : 2) ||
+      ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+      !gpr_index_of(ops[0].reg.value, &plan.reg_dst, &dst32))
+    return Emulation::kNone;
+  plan.result_mask = dst32 ? 0xfffffffful : ~0ul;
+  if (unary) return Emulation::kAlu;
+  if (ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER) {
+    if (!gpr_index_of(ops[1].reg.value, &plan.reg_src, &src32) || src32 != dst32)
+      return Emulation::kNone;
+    return Emulation::kAlu;
+  }
+  if (ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+    // Zydis sign-extends imm8/imm32 to 64 bits, as the CPU does to the operand size; the
+    // emulation masks it to 32 bits for a 32-bit operation.
+    plan.rel_target = static_cast<i64>(ops[1].imm.value.u);
+    return Emulation::kAlu;
+  }
+  return Emulation::kNone;
+}
+
 // Sets plan.emulation (and its operands) for the instructions that are emulated; leaves it
 // kNone for everything else. Only legacy-encoded opcodes are branches or flag modifiers.
 ErrorOr<void> plan_emulation(const Decoded& d, okp_addr_t addr, InsnPlan& plan) {
@@ -377,8 +419,18 @@ ErrorOr<void> plan_emulation(const Decoded& d, okp_addr_t addr, InsnPlan& plan) 
   } else if (one_byte && op == 0xfb) {
     e = Emulation::kSti;
   } else {
-    // Not a branch: a register move is emulated, everything else runs from the slot.
+    // Not a branch: a register move or register arithmetic is emulated, everything else
+    // runs from the slot.
     plan.emulation = plan_register_move(d, plan);
+    if (plan.emulation == Emulation::kNone) {
+      plan.emulation = plan_alu(d, plan);
+      if (plan.emulation == Emulation::kNone) {
+        plan.reg_dst = plan.reg_src = kNoReg;
+        plan.result_mask = ~0ul;
+        plan.rel_target = 0;
+        plan.alu_op = AluOp::kAdd;
+      }
+    }
     return {};
   }
 
@@ -537,6 +589,13 @@ OKP_HIT_PATH bool loop_taken(const InsnPlan& plan, okp_regs* regs) {
   }
 }
 
+// PF: set when the low byte of the result has an even number of 1 bits. 0x6996 is the
+// odd-parity table of a nibble, indexed by the byte's two nibbles folded together.
+OKP_HIT_PATH unsigned long parity_flag(unsigned long result) {
+  const unsigned long nibble = (result ^ (result >> 4)) & 0xf;
+  return ((0x6996u >> nibble) & 1) ? 0 : kFlagPF;
+}
+
 // The int3 entry from kernel mode leaves a gap below the frame so that an emulated push
 // lands on the interrupted stack without overwriting the frame (int3_emulate_push).
 OKP_HIT_PATH void push(okp_regs* regs, unsigned long value) {
@@ -616,6 +675,64 @@ void build_slot(const InsnPlan& plan, okp_addr_t addr, const u8* bytes, okp_addr
   // else: slot_image[plan.length] is already the int3 that ends the step.
 }
 
+// Emulation::kAlu on the frame: the result as the CPU computes it at the operand size, and
+// CF PF AF ZF SF OF as the CPU sets them (Intel SDM vol. 1, 3.4.3.1; vol. 2 per instruction).
+// No memory access, no error: see insn_plan.h.
+OKP_HIT_PATH void emulate_alu(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
+  unsigned long* word = reinterpret_cast<unsigned long*>(regs);
+  const unsigned long mask = plan.result_mask;
+  const unsigned long sign = mask ^ (mask >> 1);  // the top bit of the operand size
+  const unsigned long a = word[plan.reg_dst] & mask;
+  unsigned long b = (plan.reg_src != kNoReg ? word[plan.reg_src]
+                                            : static_cast<unsigned long>(plan.rel_target)) & mask;
+  unsigned long result = 0;
+  unsigned long changed = kFlagCF | kFlagPF | kFlagAF | kFlagZF | kFlagSF | kFlagOF;
+  unsigned long flags = 0;
+  bool writes = true;
+  switch (plan.alu_op) {
+    case AluOp::kInc:
+      changed &= ~kFlagCF;
+      b = 1;
+      [[fallthrough]];
+    case AluOp::kAdd:
+      result = (a + b) & mask;
+      if (result < a) flags |= kFlagCF;                     // unsigned carry out
+      if ((a ^ result) & (b ^ result) & sign) flags |= kFlagOF;  // both signs differ from the sum's
+      flags |= (a ^ b ^ result) & kFlagAF;                  // carry out of bit 3 (AF is bit 4)
+      break;
+    case AluOp::kDec:
+      changed &= ~kFlagCF;
+      b = 1;
+      [[fallthrough]];
+    case AluOp::kCmp:
+    case AluOp::kSub:
+      writes = plan.alu_op != AluOp::kCmp;
+      result = (a - b) & mask;
+      if (a < b) flags |= kFlagCF;                          // unsigned borrow
+      if ((a ^ b) & (a ^ result) & sign) flags |= kFlagOF;  // signs differ, result's flipped
+      flags |= (a ^ b ^ result) & kFlagAF;                  // borrow into bit 3
+      break;
+    case AluOp::kTest:
+      writes = false;
+      [[fallthrough]];
+    case AluOp::kAnd:
+      result = a & b;  // CF = OF = AF = 0
+      break;
+    case AluOp::kOr:
+      result = a | b;
+      break;
+    case AluOp::kXor:
+      result = a ^ b;
+      break;
+  }
+  flags |= parity_flag(result);
+  if (result == 0) flags |= kFlagZF;
+  if (result & sign) flags |= kFlagSF;
+  if (writes) word[plan.reg_dst] = result;  // masked: a 32-bit result zero-extends
+  regs->flags = (regs->flags & ~changed) | (flags & changed);
+  regs->ip = addr + plan.length;
+}
+
 OKP_HIT_PATH ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
   const okp_addr_t next = addr + plan.length;
   const okp_addr_t target = static_cast<okp_addr_t>(plan.rel_target);
@@ -678,6 +795,9 @@ OKP_HIT_PATH ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, okp_re
     case Emulation::kLea:
     case Emulation::kNop:
       emulate_register_move(plan, addr, regs);
+      return {};
+    case Emulation::kAlu:
+      emulate_alu(plan, addr, regs);
       return {};
     case Emulation::kPushReg:
       push(regs, register_value(*regs, plan.reg_dst));  // read before sp moves

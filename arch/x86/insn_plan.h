@@ -67,7 +67,16 @@ enum class Emulation : u8 {
   kPopReg,        // pop %reg (64-bit): reg = pop (pop %rsp: rsp = the popped word)
   kNop,           // nop, nopl/nopw with any operands: ip = next
   kLea,           // lea mem,%dst (64/32-bit dst, 64-bit addressing): dst = the address
+  // Flag-setting arithmetic on registers (InsnPlan::alu_op): the compare/test and the
+  // add/sub/logic that feed most of a function's branches. Emulated in the trap, out of line
+  // (emulate(), not emulate_register_move()), so that a stepped hit on them is one trap.
+  kAlu,           // add/sub/cmp/and/or/xor/test %src or $imm,%dst; inc/dec %dst (64/32-bit)
 };
+
+// What kAlu computes (InsnPlan::alu_op). cmp and test write only the flags; inc and dec
+// keep CF; and/or/xor/test clear CF, OF and AF (AF is undefined in the SDM: Intel, AMD and
+// QEMU all clear it, and tests/fuzz's emulate_diff holds the emulation to the host CPU's).
+enum class AluOp : u8 { kAdd, kSub, kCmp, kAnd, kOr, kXor, kTest, kInc, kDec };
 
 // The memory or register operand of an indirect branch, resolved at the hit.
 struct IndirectOperand {
@@ -94,6 +103,10 @@ struct InsnPlan {
   u8 reg_dst = kNoReg;
   u8 reg_src = kNoReg;
   unsigned long result_mask = ~0ul;
+  // kAlu: the operation; reg_dst is the destination (and first source), reg_src the second
+  // source or kNoReg for an immediate (in rel_target, sign-extended as the CPU does);
+  // result_mask is the operand size (32-bit results zero-extend the destination).
+  AluOp alu_op = AluOp::kAdd;
   u8 disp_offset = 0;        // rip_relative: where the disp32 sits in the instruction
   const char* mnemonic = nullptr;  // static string, for reasons and debugfs
 };
@@ -144,6 +157,12 @@ inline bool emulate_register_move(const InsnPlan& plan, okp_addr_t addr, okp_reg
   regs->ip = addr + plan.length;
   return true;
 }
+
+// kAlu: the result and CF PF AF ZF SF OF on the frame, ip past the instruction. Out of line
+// but called straight from the hit (probe_arch.h), not through emulate(): emulate()'s
+// ErrorOr<void> result costs a large frame and a stack protector on every call, and this
+// cannot fail (registers only). plan.emulation must be kAlu.
+void emulate_alu(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs);
 
 // At the int3 that ends a stepped slot (regs->ip == slot_addr + length + 1): resumes the
 // original flow after the instruction.

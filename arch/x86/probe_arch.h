@@ -71,6 +71,10 @@ inline void restore_trap_ip(okp_regs* regs, okp_addr_t addr) { regs->ip = addr +
 inline void enter_boosted(okp_regs* regs, okp_addr_t slot) { regs->ip = slot; }
 inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) {
   if (x86::emulate_register_move(plan, addr, regs)) return {};  // the common case, no call
+  if (plan.emulation == x86::Emulation::kAlu) {  // one call, no ErrorOr frame (insn_plan.h)
+    x86::emulate_alu(plan, addr, regs);
+    return {};
+  }
   return x86::emulate(plan, addr, regs);
 }
 

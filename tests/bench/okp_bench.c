@@ -126,7 +126,7 @@ static const struct {
 } targets[T_NR] = {
 	[T_MOV] = { "mov", okp_bench_target, true },
 	[T_LEA] = { "lea", okp_bench_target_lea, true },
-	[T_ADD] = { "add", okp_bench_target_add, false },
+	[T_ADD] = { "add", okp_bench_target_add, true },
 };
 static const char *const state_name[S_NR] = {
 	"none", "kernel-boost", "kernel-step", "okp-boost", "okp-step",

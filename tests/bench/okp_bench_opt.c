@@ -11,7 +11,7 @@
  *    only, states in this order each round:
  *      none         no probe
  *      kernel-int3  register_kprobe(), kprobes-optimization 0: int3, boosted copy
- *      okp-int3     okp_register_kprobe(), okprobes-optimization 0: int3, boosted slot
+ *      okp-int3     okp_register_kprobe(), okprobes-optimization 0: int3, add emulated in the trap
  *      kernel-opt   register_kprobe(), kprobes-optimization 1; the run starts once the jump
  *                   is in the text (polled: the kernel exports no wait for its optimizer)
  *      okp-opt      okp_register_kprobe(), okprobes-optimization 1, okp_wait_for_optimizer()

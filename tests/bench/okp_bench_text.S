@@ -7,7 +7,8 @@
  *                      the ENDBR64 landing pad), a plain `mov %rdi,%rax`, which the kernel's
  *                      kprobes copy to a slot (and boost, can_boost) and okprobes emulates.
  *   okp_bench_target_lea  the same with `lea 1(%rdi),%rax`, which okprobes emulates too.
- *   okp_bench_target_add  the same with `add $1,%rdi` (flags), which both copy to a slot.
+ *   okp_bench_target_add  the same with `add $1,%rdi` (flags), which the kernel's kprobes copy
+ *                      to a slot and okprobes emulates (Emulation::kAlu).
  *   okp_bench_dense    OKP_BENCH_DENSE `mov %rdi,%rax` (3 bytes each) in one function: the
  *                      registration benchmark puts one probe on each of the first N.
  *   okp_bench_fn_<i>   OKP_BENCH_SPREAD one-instruction functions, listed in

@@ -237,7 +237,7 @@ u64 inverse(u64 a) {
 unsigned long g_compared[32];
 const char* const kClassNames[] = {"none", "jmp", "jcc", "call", "ret", "loop", "call*", "jmp*",
                                    "pushf", "popf", "cli", "sti", "mov", "mov$", "push", "pop",
-                                   "nop", "lea"};
+                                   "nop", "lea", "alu"};
 void print_stats() {
   unsigned long total = 0;
   for (unsigned long c : g_compared) total += c;

@@ -176,7 +176,7 @@ TEST(X86InsnPlan, BoostingAPlanThatIsNotBoostableIsAnInvariantFailure) {
 TEST(X86InsnPlan, StackRelativeInstructionsRunOutOfLine) {
   for (const Code& c : {Code{0xff, 0x74, 0x24, 0x08},          // push 0x8(%rsp)
                         Code{0x48, 0x8b, 0x44, 0x24, 0x10},    // mov 0x10(%rsp),%rax
-                        Code{0x48, 0x83, 0xec, 0x28},          // sub $0x28,%rsp
+                        Code{0x48, 0x83, 0x6c, 0x24, 0x08, 0x28},  // subq $0x28,0x8(%rsp)
                         Code{0x8f, 0x44, 0x24, 0x08},          // pop 0x8(%rsp)
                         Code{0xc9}}) {                         // leave
     InsnPlan p = plan_ok(c);
@@ -191,8 +191,8 @@ TEST(X86InsnPlan, OrdinaryInstructionsAreBoostable) {
   for (const Code& c : {Code{0xf3, 0x0f, 0x1e, 0xfa},          // endbr64
                         Code{0xf3, 0xa4},                      // rep movsb
                         Code{0xf0, 0x48, 0x0f, 0xb1, 0x17},    // lock cmpxchg %rdx,(%rdi)
-                        Code{0x48, 0x01, 0xf8},                // add %rdi,%rax (flags)
-                        Code{0x31, 0xc0},                      // xor %eax,%eax (flags)
+                        Code{0x48, 0x11, 0xf8},                // adc %rdi,%rax (reads CF)
+                        Code{0x30, 0xc0},                      // xor %al,%al (partial)
                         Code{0x66, 0x89, 0xc8},                // mov %cx,%ax (partial)
                         Code{0x88, 0xc8},                      // mov %cl,%al (partial)
                         Code{0x66, 0x50},                      // push %ax (16-bit)

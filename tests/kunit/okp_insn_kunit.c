@@ -104,7 +104,7 @@ static const struct okp_t_insn_case okp_t_insn_cases[] = {
 	{ "rip-relative add with imm8", okp_t_riprel_rmw_insn, okp_t_riprel_rmw, OKP_T_SLOT, .calls = {
 		{ 7, 0, 10, okp_t_riprel_rmw_next },
 		{ -10, 0, -7, okp_t_riprel_rmw_next } } },
-	{ "add imm32", okp_t_skip_insn, okp_t_skip, OKP_T_SLOT, .calls = {
+	{ "add imm32 (emulated)", okp_t_skip_insn, okp_t_skip, OKP_T_EMULATED, .calls = {
 		{ 4, 0, 1005, okp_t_skip_next } } },
 	{ "rdtsc (not boostable)", okp_t_rdtsc_insn, okp_t_rdtsc, OKP_T_NOBOOST, .calls = {
 		{ 4, 0, 5, okp_t_rdtsc_next } } },
@@ -188,6 +188,58 @@ static const struct okp_t_insn_case okp_t_insn_cases[] = {
 		{ 1, 6, 8, okp_t_lea32_next } } },
 	{ "lea rip-relative", okp_t_lea_rip_insn, okp_t_lea_rip, OKP_T_EMULATED, .calls = {
 		{ 4, 0, 4, okp_t_lea_rip_next } } },
+	/* Flag-setting arithmetic: expect = result ^ flags << 32 ^ jcc's taken << 48 (see
+	 * OKP_ALU_FOLD), from the host CPU running the same code; CF is set before each. */
+	{ "add %rsi,%rax: carry, overflow, AF", okp_t_alu_add_insn, okp_t_alu_add, OKP_T_EMULATED,
+	  .calls = {
+		{ 1, 2, 0x2000400000003L, okp_t_alu_add_next },
+		{ -1, 1, 0xc7005500000000L, okp_t_alu_add_next },
+		{ 0x7fffffffffffffffL, 1, 0x801a089400000000L, okp_t_alu_add_next },
+		{ 0x0f, 1, 0x1000000010L, okp_t_alu_add_next } } },
+	{ "sub $imm8,%rax: zero, borrow, overflow", okp_t_alu_sub_imm8_insn, okp_t_alu_sub_imm8,
+	  OKP_T_EMULATED, .calls = {
+		{ 0x10, 0, 0xc6004400000000L, okp_t_alu_sub_imm8_next },
+		{ 0x0f, 0, 0xff14ff7affffffffL, okp_t_alu_sub_imm8_next },
+		{ (long)0x8000000000000005UL, 0, 0x7f4df7fbfffffff5L, okp_t_alu_sub_imm8_next },
+		{ 0x100, 0, 0x20004000000f0L, okp_t_alu_sub_imm8_next } } },
+	{ "cmp %rsi,%rax: below, equal, overflow", okp_t_alu_cmp_insn, okp_t_alu_cmp,
+	  OKP_T_EMULATED, .calls = {
+		{ 5, 7, 0xe9009100000005L, okp_t_alu_cmp_next },
+		{ 7, 7, 0xc6004400000007L, okp_t_alu_cmp_next },
+		{ -1, 1, 0xff57ff7fffffffffL, okp_t_alu_cmp_next },
+		{ (long)0x8000000000000000UL, 1, 0x80b2081400000000L, okp_t_alu_cmp_next } } },
+	{ "and $imm32,%eax (zero-extends)", okp_t_alu_and32_imm32_insn, okp_t_alu_and32_imm32,
+	  OKP_T_EMULATED, .calls = {
+		{ -1, 0, 0xaa00848000ffffL, okp_t_alu_and32_imm32_next },
+		{ 0x7fff0000L, 0, 0xc6004400000000L, okp_t_alu_and32_imm32_next },
+		{ 0x12345678abcdL, 0, 0xabcdL, okp_t_alu_and32_imm32_next } } },
+	{ "or %esi,%eax (zero-extends)", okp_t_alu_or32_insn, okp_t_alu_or32, OKP_T_EMULATED,
+	  .calls = {
+		{ (long)0xffffffff00000000UL, 0, 0xc6004400000000L, okp_t_alu_or32_next },
+		{ 1, 0x80000000L, 0xa8008080000001L, okp_t_alu_or32_next },
+		{ -1, 0x10, 0xaa0084ffffffffL, okp_t_alu_or32_next } } },
+	{ "xor %rsi,%rax", okp_t_alu_xor_insn, okp_t_alu_xor, OKP_T_EMULATED, .calls = {
+		{ 0x1234, 0x1234, 0xc6004400000000L, okp_t_alu_xor_next },
+		{ (long)0x8000000000000000UL, 1, 0x80a8008000000001L, okp_t_alu_xor_next },
+		{ -1, 0xff, 0xff55ff7bffffff00L, okp_t_alu_xor_next } } },
+	{ "test %esi,%eax (writes nothing)", okp_t_alu_test32_insn, okp_t_alu_test32,
+	  OKP_T_EMULATED, .calls = {
+		{ (long)0xffffffff00000001UL, 2, 0xff39ffbb00000001L, okp_t_alu_test32_next },
+		{ 0x80000000L, 0x80000000L, 0xaa008480000000L, okp_t_alu_test32_next },
+		{ 3, -1, 0x2000400000003L, okp_t_alu_test32_next } } },
+	{ "inc %rax (keeps CF)", okp_t_alu_inc_insn, okp_t_alu_inc, OKP_T_EMULATED, .calls = {
+		{ -1, 0, 0xc7005500000000L, okp_t_alu_inc_next },
+		{ 0x7fffffffffffffffL, 0, 0x805b089500000000L, okp_t_alu_inc_next },
+		{ 0x0f, 0, 0x41001100000010L, okp_t_alu_inc_next } } },
+	{ "dec %eax (keeps CF, zero-extends)", okp_t_alu_dec32_insn, okp_t_alu_dec32,
+	  OKP_T_EMULATED, .calls = {
+		{ (long)0xffffffff00000001UL, 0, 0xc7004500000000L, okp_t_alu_dec32_next },
+		{ 0, 0, 0xeb0095ffffffffL, okp_t_alu_dec32_next },
+		{ (long)0x80000000UL, 0, 0xf308157fffffffL, okp_t_alu_dec32_next } } },
+	{ "sub $0x28,%rsp (frame allocation)", okp_t_alu_sp_insn, okp_t_alu_sp, OKP_T_EMULATED,
+	  .sp_delta = -0x28, .calls = {
+		{ 4, 0, 4, okp_t_alu_sp_next },
+		{ -9, 0, -9, okp_t_alu_sp_next } } },
 	{ "cli (inside pushf/popf)", okp_t_cli_insn, okp_t_cli_sti, OKP_T_EMULATED, .sets_if = true,
 	  .check = okp_t_check_cli, .calls = {
 		{ 4, 0, 6, okp_t_cli_next } } },

@@ -595,3 +595,74 @@ SYM_FUNC_END(okp_t_dup)
 	.section .rodata
 	.balign 4
 SYM_DATA(okp_t_int3_before_off, .long .Lint3_after - okp_t_int3_before)
+
+	.text
+
+/*
+ * Flag-setting register arithmetic, emulated in the trap (one trap, no slot, also with a
+ * post_handler). Each returns the instruction's result in rax (for cmp/test: a, unwritten),
+ * folded with what the code after it sees: OKP_ALU_FOLD xors in CF PF AF ZF SF OF << 32 and
+ * the jcc's taken (c, p, z, s, o, l, be, le: bits 48..55), so a flag emulated wrong changes
+ * the branches and the result. 32-bit forms start from a 64-bit a: zero-extension shows.
+ */
+.macro OKP_ALU_FOLD
+	pushfq
+	movl $0, %ecx
+	jnc 1f
+	leal 1(%rcx), %ecx
+1:	jnp 2f
+	leal 2(%rcx), %ecx
+2:	jnz 3f
+	leal 4(%rcx), %ecx
+3:	jns 4f
+	leal 8(%rcx), %ecx
+4:	jno 5f
+	leal 16(%rcx), %ecx
+5:	jnl 6f
+	leal 32(%rcx), %ecx
+6:	jnbe 7f
+	leal 64(%rcx), %ecx
+7:	jnle 8f
+	leal 128(%rcx), %ecx
+8:	popq %rdx
+	andl $0x8d5, %edx
+	shlq $32, %rdx
+	shlq $48, %rcx
+	xorq %rdx, %rax
+	xorq %rcx, %rax
+.endm
+
+.macro OKP_ALU_TARGET name, insn:vararg
+SYM_FUNC_START(okp_t_alu_\name)
+	movq %rdi, %rax
+	stc	/* inc/dec must keep it; the others must clear or compute it */
+OKP_LABEL(okp_t_alu_\name\()_insn)
+	\insn
+OKP_LABEL(okp_t_alu_\name\()_next)
+	OKP_ALU_FOLD
+	RET
+SYM_FUNC_END(okp_t_alu_\name)
+.endm
+
+OKP_ALU_TARGET add, addq %rsi, %rax
+OKP_ALU_TARGET sub_imm8, subq $0x10, %rax
+OKP_ALU_TARGET cmp, cmpq %rsi, %rax
+OKP_ALU_TARGET and32_imm32, andl $0x8000ffff, %eax
+OKP_ALU_TARGET or32, orl %esi, %eax
+OKP_ALU_TARGET xor, xorq %rsi, %rax
+OKP_ALU_TARGET test32, testl %esi, %eax
+OKP_ALU_TARGET inc, incq %rax
+OKP_ALU_TARGET dec32, decl %eax
+
+/* a: subq $0x28,%rsp (the prologue's frame allocation), then the rsp it left, undone. */
+SYM_FUNC_START(okp_t_alu_sp)
+	movq %rsp, %rcx
+OKP_LABEL(okp_t_alu_sp_insn)
+	subq $0x28, %rsp
+OKP_LABEL(okp_t_alu_sp_next)
+	leaq 0x28(%rsp), %rax
+	subq %rcx, %rax
+	addq %rdi, %rax
+	addq $0x28, %rsp
+	RET
+SYM_FUNC_END(okp_t_alu_sp)
