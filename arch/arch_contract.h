@@ -104,6 +104,11 @@ OKP_ARCH_PROVIDES(return_probe_unsafe_here, const char* (*)(const char* name, us
 static_assert(sizeof(::okp::arch::kTrapEntryFunctions[0]) == sizeof(const char*),
               "every arch provides okp::arch::kTrapEntryFunctions (names)");
 OKP_ARCH_PROVIDES(direct_branch, ErrorOr<BranchStep> (*)(const u8*, usize, okp_addr_t));
+// Data, not code, at the end of a function's extent (which runs up to the next symbol): given
+// its last kTrailingDataWindow bytes, how many of them to leave undecoded (0 where the arch
+// has none: kTrailingDataWindow 0, nothing read).
+OKP_ARCH_CONSTANT(kTrailingDataWindow, usize);
+OKP_ARCH_PROVIDES(trailing_data_bytes, usize (*)(const u8*));
 
 // --- Jump optimization (registration, and [hit] for detour_site) -------------------------------
 // Whether the arch replaces breakpoints by jumps to detours; where it does not, plan_detour

@@ -65,7 +65,7 @@ apt_suite_init() {
 #   debian          Debian 12's 6.1: amd64 (headers installed on this machine, see scripts/setup),
 #                   arm64 (the same ABI number as the amd64 one, see stock_abi)
 #   debian-6.12     bookworm-backports' 6.12 (generic flavour), amd64 and arm64
-#   debian-6.12-rt  bookworm-backports' 6.12, PREEMPT_RT flavour, amd64
+#   debian-6.12-rt  bookworm-backports' 6.12, PREEMPT_RT flavour, amd64 and arm64
 # All but the amd64 6.1 are unpacked, headers and image, into $OKP_CACHE/stock/<abi>/ by
 # scripts/fetch-stock-kernel (the headers package depends on its image, so it is not installed
 # on this machine). stock_abi_pattern KERNEL [ARCH] is the glob of that kernel's ABI names.
@@ -75,6 +75,7 @@ stock_abi_pattern() {
     "debian-6.12-rt x86_64") echo '6.12.*+deb12-rt-amd64' ;;
     "debian arm64") echo '6.1.0-*-arm64' ;;
     "debian-6.12 arm64") echo '6.12.*+deb12-arm64' ;;
+    "debian-6.12-rt arm64") echo '6.12.*+deb12-rt-arm64' ;;
     *) return 1 ;;
   esac
 }

@@ -216,6 +216,12 @@ okp_addr_t direct_branch_target(okp_addr_t addr, u32 insn) {
   return 0;
 }
 
+usize ftrace_ops_literal_bytes(const u8* last8) {
+  u64 value = 0;
+  for (int i = 7; i >= 0; --i) value = value << 8 | last8[i];
+  return value >> 52 == 0xfff ? 8 : 0;
+}
+
 namespace {
 // emulate() inlines it: a call would cost emulate a stack frame on every simulated hit.
 [[gnu::always_inline]] inline bool condition_holds_inline(u8 cond, u64 pstate) {

@@ -107,6 +107,16 @@ bool is_brk(u32 insn, u16* imm);
 // The direct branch target of b/bl/b.cond/cbz/tbz at addr (0 when insn is none of them).
 okp_addr_t direct_branch_target(okp_addr_t addr, u32 insn);
 
+// With DYNAMIC_FTRACE_WITH_CALL_OPS (arm64, Linux 6.4+) the two words before each traceable
+// function's entry are no code but a pointer to the ftrace_ops its call site uses (ftrace
+// stores &ftrace_nop_ops there at boot): in a symbol's extent, which runs up to the next
+// symbol, they are its last 8 bytes. Decoded as instructions, the low word of a KASLR-placed
+// kernel address reads as a b or bl to a random place one boot in a few dozen. Given the 8
+// bytes that end an extent (little endian), how many of them are such a pointer: 8 when they
+// hold a kernel address (top 12 bits set: 48- and 52-bit VA; no A64 instruction a compiler
+// ends a function with has them all set in its upper word), else 0.
+usize ftrace_ops_literal_bytes(const u8* last8);
+
 // Does condition code cond (0..15) hold for the flags in pstate?
 bool condition_holds(u8 cond, u64 pstate);
 

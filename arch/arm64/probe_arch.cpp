@@ -53,6 +53,18 @@ ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned lo
     return Error::formatted(Errno::kInval, "%#lx is outside its function's %lu bytes", addr,
                             func_size);
 
+  // The extent's last 8 bytes may be the next function's ftrace-ops pointer (CALL_OPS,
+  // arm64/insn_plan.h): a BRK there would corrupt the pointer ftrace calls through.
+  if (func_size >= 8 && addr + 8 >= func_start + func_size) {
+    u8 last8[8];
+    if (okp_seam_read_nofault(last8, func_start + func_size - 8, sizeof(last8)) == 0 &&
+        arm64::ftrace_ops_literal_bytes(last8))
+      return Error::formatted(Errno::kIlSeq,
+                              "+%#lx is no instruction: the last 8 bytes before the next "
+                              "function hold its ftrace_ops pointer (CALL_OPS)",
+                              addr - func_start);
+  }
+
   // Is addr inside a load-exclusive ... store-exclusive sequence? Scan forward from the
   // function's start (recovering okprobes' breakpoints): the last exclusive before addr must
   // not be a load.

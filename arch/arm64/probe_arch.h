@@ -86,10 +86,14 @@ inline void build_slot(const Plan&, okp_addr_t addr, const u8* original, okp_add
 // Sends the CPU into the slot with D, A, I and F masked, so that nothing (an interrupt, a
 // debug exception, an SError) runs between this trap and the step's own, and nothing migrates
 // the task away from its per-CPU frame. end_step puts back exactly the bits the trap found.
+// saved_flags holds DAIF as the 4-bit field (PSTATE bits 9:6), so that end_step puts it back
+// with one bit-field insert (arm64 bfi) instead of mask, mask and or.
+constexpr unsigned kPstateDaifShift = 6;
+static_assert(arm64::kPstateDaif == 0xfull << kPstateDaifShift, "DAIF is PSTATE[9:6]");
 inline void begin_step(okp_regs* regs, okp_addr_t slot, unsigned long* saved_flags) {
   auto* f = frame(regs);
   const u64 pstate = f->pstate;  // read once: the saved_flags store may alias it, for the compiler
-  *saved_flags = pstate & arm64::kPstateDaif;
+  *saved_flags = (pstate & arm64::kPstateDaif) >> kPstateDaifShift;
   f->pstate = pstate | arm64::kPstateDaif;
   f->pc = slot;
 }
@@ -101,7 +105,8 @@ inline bool is_step_exit(const Plan&, okp_addr_t slot, okp_addr_t bp) {
 inline void end_step(const Plan&, okp_addr_t addr, okp_regs* regs, unsigned long saved_flags) {
   auto* f = frame(regs);
   f->pc = addr + arm64::kInsnSize;
-  f->pstate = (f->pstate & ~arm64::kPstateDaif) | (saved_flags & arm64::kPstateDaif);
+  f->pstate = (f->pstate & ~arm64::kPstateDaif) |
+              ((saved_flags << kPstateDaifShift) & arm64::kPstateDaif);
 }
 // Leaves the frame as the trap delivered it (on the BRK).
 inline void restore_trap_ip(okp_regs* regs, okp_addr_t addr) { frame(regs)->pc = addr; }
@@ -135,6 +140,9 @@ inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_
                    static_cast<u32>(bytes[2]) << 16 | static_cast<u32>(bytes[3]) << 24;
   return BranchStep{arm64::kInsnSize, arm64::direct_branch_target(addr, insn)};
 }
+// The next function's ftrace-ops pointer at the end of an extent (arm64/insn_plan.h).
+constexpr usize kTrailingDataWindow = 8;
+inline usize trailing_data_bytes(const u8* last) { return arm64::ftrace_ops_literal_bytes(last); }
 
 // Return probes (arch/arm64/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
 constexpr u32 kReturnStubs = OKP_RET_STUBS;

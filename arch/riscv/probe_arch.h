@@ -111,6 +111,9 @@ constexpr const char* kTrapEntryFunctions[] = {
 // One instruction of the trap-path walk: its length, and the target of a direct jump or call
 // (jal, c.j, branches, and auipc+jalr pairs: the far `call`).
 ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr);
+// No data ends a function's extent: Linux 6.12's riscv ftrace has no CALL_OPS literal.
+constexpr usize kTrailingDataWindow = 0;
+inline usize trailing_data_bytes(const u8*) { return 0; }
 
 // Return probes (arch/riscv/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
 constexpr u32 kReturnStubs = OKP_RET_STUBS;

@@ -5,7 +5,9 @@
 //   buffer+8   the core's site for the probe (8-aligned), or'ed with kDetourHasPost when the
 //              copy calls the post entry (8 bytes; plan_detour leaves the site 0)
 //   buffer+16  call okp_detour_entry   (saves a pt_regs, runs the handlers, restores; it
-//                                       returns to the copy, or where a handler sent it)
+//                                       returns to the copy, or where a handler sent it;
+//                                       okp_detour_entry_with_post when the copy calls the
+//                                       post entry, below)
 //   buffer+21  the copy: the region's instructions relocated (detour_relocate.h), then a
 //              jump back after the region
 //
@@ -34,6 +36,7 @@
 #include "arch/x86/detour_region.h"
 #include "arch/x86/detour_relocate.h"
 #include "core/error_or.h"
+#include "kernel/arch/x86/detour_layout.h"
 
 namespace okp::x86 {
 
@@ -45,6 +48,12 @@ constexpr usize kPostCallSize = 5;
 constexpr usize kPostDataSize = 16;  // the probe address, the next instruction's address
 constexpr usize kMaxDetourSize = kDetourCopyOffset + kMaxDetourCode + kPostCallSize + kPostDataSize;
 static_assert(kMaxDetourSize <= arch::kDetourCapacity, "DetourPlan has no room for a detour");
+// okp_detour_entry (assembly) tells the common hit apart by reading the site word itself.
+static_assert(OKP_DETOUR_SITE_FROM_COPY == static_cast<long>(kDetourFlagsOffset) -
+                                               static_cast<long>(kDetourCopyOffset),
+              "detour_layout.h's OKP_DETOUR_SITE_FROM_COPY is not the site word's place");
+static_assert(OKP_DETOUR_HAS_POST == kDetourHasPost && kDetourHasPost < 0x100,
+              "detour_layout.h's OKP_DETOUR_HAS_POST is not kDetourHasPost (in the first byte)");
 
 // The detour for the probe at addr, to be written at buffer: the region check over the whole
 // function (fn, extable) and the relocation. entry: okp_detour_entry's address; post_entry:

@@ -2,6 +2,8 @@
 // The x86-64 detour region check (see detour_region.h).
 #include "arch/x86/detour_region.h"
 
+#include "arch/x86/jump_table.h"
+
 #include <Zydis/Decoder.h>
 #include <Zydis/Mnemonic.h>
 
@@ -242,10 +244,44 @@ ErrorOr<void> track_stack(const FunctionText& fn, i32* depth, i32* frame) {
   return {};
 }
 
+// The linear decode's instruction starts, and where direct branches (calls too) and
+// exception fixups land inside the function: what the jump-table guards are checked against.
+void mark_function(const FunctionText& fn, const ExtableEntry* extable, usize n_extable,
+                   u8* marks) {
+  for (usize i = 0; i < fn.size; ++i) marks[i] = 0;
+  auto mark_target = [&](okp_addr_t a) {
+    if (a >= fn.start && a < fn.start + fn.size) marks[a - fn.start] |= kMarkBranchTarget;
+  };
+  for (usize off = 0; off < fn.size;) {
+    auto r = decode_at(fn, off);
+    if (r.is_error()) break;  // check_function refuses it
+    marks[off] |= kMarkInsnStart;
+    if (r.value().relative_branch) mark_target(r.value().target);
+    off += r.value().length;
+  }
+  for (usize i = 0; i < n_extable; ++i) mark_target(extable[i].fixup);
+}
+
+// Every jump table of the function, resolved once to mark its entries as branch targets
+// (check_function then checks each table's guard against all of them).
+ErrorOr<void> mark_jump_tables(const FunctionText& fn, const DetourRegion& region, u8* marks) {
+  for (usize off = 0; off < fn.size;) {
+    auto r = decode_at(fn, off);
+    if (r.is_error()) return {};  // check_function refuses it
+    if (r.value().indirect_jump)
+      OKP_TRY(check_jump_table(fn, marks, off, region.addr, region.addr + region.length, true));
+    off += r.value().length;
+  }
+  return {};
+}
+
 // Step 3 of the check: the whole function against the region.
-ErrorOr<void> check_function(const FunctionText& fn, const DetourRegion& region, i32* depth,
-                             i32* frame) {
+ErrorOr<void> check_function(const FunctionText& fn, const DetourRegion& region,
+                             const ExtableEntry* extable, usize n_extable, i32* depth, i32* frame,
+                             u8* marks) {
   OKP_TRY(track_stack(fn, depth, frame));
+  mark_function(fn, extable, n_extable, marks);
+  OKP_TRY(mark_jump_tables(fn, region, marks));
   const okp_addr_t addr = region.addr, end = addr + region.length;
   const unsigned long at = addr - fn.start;
   for (usize off = 0; off < fn.size;) {
@@ -261,6 +297,16 @@ ErrorOr<void> check_function(const FunctionText& fn, const DetourRegion& region,
                               static_cast<unsigned long>(off),
                               static_cast<unsigned long>(in.target - fn.start), at,
                               at + region.length - 1);
+    // A jump table is resolved whatever the stack depth (a frameless switch is at depth 0,
+    // yet no tail call): accepted when bounded and none of its entries lands in the region.
+    if (in.indirect_jump) {
+      auto table = check_jump_table(fn, marks, off, addr, end, false);
+      if (table.is_error()) return table.release_error();
+      if (table.value() == JumpTableVerdict::kResolved) {
+        off += in.length;
+        continue;
+      }
+    }
     if (in.indirect_jump && depth[off] != 0) {
       if (depth[off] == kUnvisited || depth[off] == kUnknownDepth)
         return Error::formatted(Errno::kInval,
@@ -276,6 +322,25 @@ ErrorOr<void> check_function(const FunctionText& fn, const DetourRegion& region,
   }
   return {};
 }
+
+}  // namespace
+
+usize code_size(const FunctionText& fn) {
+  usize zeros_from = fn.size;
+  while (zeros_from > 0 && fn.bytes[zeros_from - 1] == 0) --zeros_from;
+  if (zeros_from == fn.size) return fn.size;
+  bool flow_ended = false;
+  for (usize off = 0; off < fn.size;) {
+    if (off >= zeros_from && flow_ended) return off;
+    auto r = decode_at(fn, off);
+    if (r.is_error()) return fn.size;
+    flow_ended = ends_flow(r.value());
+    off += r.value().length;
+  }
+  return fn.size;
+}
+
+namespace {
 
 bool is_padding(const Insn& in) {
   return in.mnemonic == ZYDIS_MNEMONIC_INT3 || in.mnemonic == ZYDIS_MNEMONIC_NOP;
@@ -404,9 +469,11 @@ ErrorOr<DetourRegion> check_detour_region(const FunctionText& fn, okp_addr_t add
 
   // 3. Every instruction of the function: no direct branch into the region, every indirect
   //    jump a proved tail call.
-  auto* depth = static_cast<i32*>(okp_seam_alloc(fn.size * 2 * sizeof(i32), OKP_GFP_KERNEL));
+  auto* depth = static_cast<i32*>(
+      okp_seam_alloc(fn.size * 2 * sizeof(i32) + fn.size, OKP_GFP_KERNEL));
   if (!depth) return Error(Errno::kNoMem, "no memory for the region check");
-  auto checked = check_function(fn, region, depth, depth + fn.size);
+  auto checked = check_function(fn, region, extable, n_extable, depth, depth + fn.size,
+                                reinterpret_cast<u8*>(depth + 2 * fn.size));
   okp_seam_free(depth);
   if (checked.is_error()) return checked.release_error();
   return region;

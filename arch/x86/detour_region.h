@@ -11,8 +11,10 @@
 //    accepted only when it is proved to be a tail call: the stack is back
 //    at its entry depth there, on every path that reaches it (tracked over the function's
 //    control flow: push/pop, sub/add/lea of rsp, frame-pointer moves, leave); kernels built
-//    with retpolines use -fno-jump-tables, so that is what their indirect jumps are. An
-//    indirect jump that is not provably a tail call may target the region: refused;
+//    with retpolines use -fno-jump-tables, so that is what their indirect jumps are. A jump
+//    table (jump_table.h) is resolved first, whatever the depth: bounded by a cmp, every entry
+//    inside the function and none strictly inside the region, or refused naming why. An
+//    indirect jump that is neither may target the region: refused;
 //  - in the region: a call only as the last instruction, no rel8-only branch (loop, jrcxz),
 //    no int3 (padding or someone's breakpoint), nothing that ends the flow before the last
 //    instruction, none of the instructions that cannot run from a copy;
@@ -72,6 +74,14 @@ struct DetourRegion {
   u8 count = 0;
   RegionInsn insns[kMaxRegionInsns] = {};
 };
+
+// How much of fn's extent is code: all of it, less a run of zero bytes after its last
+// instruction when that instruction ends the flow (ret, jmp, int3, ud2, ...). The extent runs
+// up to the next symbol; after a section's last function that is the next section's, and the
+// module loader fills the alignment gap between them with zeros, which decode as
+// `add %al,(%rax)` two by two and, an odd run, end in a byte that does not decode. Cut at the
+// first instruction boundary with only zeros after it; fn.size when there is none.
+usize code_size(const FunctionText& fn);
 
 // Whether the region at addr may be replaced by a jump; the error's reason names the
 // instruction and offsets ("jcc at +0x3a jumps to +0x12, inside the region +0x10..+0x17").

@@ -2,10 +2,8 @@
 // How one probed x86-64 instruction is executed once its first byte is an int3: run a copy
 // out of line in a slot (with rip-relative operands re-aimed at the original targets), or
 // emulate it on the trap frame when a copy cannot run elsewhere (control flow, IF/flags).
-//
-// Everything here is freestanding and pure except emulate(), which touches the stack below
-// regs->sp (the int3 entry leaves a gap for exactly this, see int3_emulate_push) and reads
-// memory operands of indirect branches through okp_seam_read_nofault().
+// This header is the plan (InsnPlan, plan_insn, build_slot), freestanding and pure; carrying
+// a plan out at the hit is insn_emulate.h's.
 #pragma once
 
 #include "core/error_or.h"
@@ -20,7 +18,7 @@ constexpr usize kSlotSize = 32;
 constexpr u8 kInt3 = 0xcc;
 
 // The general-purpose registers as indices into struct okp_regs (the kernel's pt_regs order,
-// one unsigned long each); IndirectOperand names registers by them. insn_plan.cpp checks
+// one unsigned long each); IndirectOperand names registers by them. insn_emulate.cpp checks
 // them against the struct's field offsets.
 constexpr u8 kRegIndexR15 = 0;
 constexpr u8 kRegIndexR14 = 1;
@@ -123,51 +121,5 @@ ErrorOr<InsnPlan> plan_insn(okp_addr_t addr, const u8* bytes, usize avail, okp_a
 // (plan.boostable and no post handler), a jmp rel32 to addr+length. The rest is int3 padding.
 void build_slot(const InsnPlan& plan, okp_addr_t addr, const u8* bytes, okp_addr_t slot_addr,
                 bool boost, u8 (&slot_image)[kSlotSize]);
-
-// At the probe's own int3 (regs->ip == addr + 1): performs an emulated instruction on the
-// frame (ip, sp, flags, stack). -EFAULT if a memory operand or the stack cannot be read.
-ErrorOr<void> emulate(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs);
-
-// kMovReg, kMovImm, kLea and kNop, inline for the hit path: no call, a few loads and one
-// store. False for every other plan. okp_regs is nothing but unsigned longs, and plan_insn()
-// only puts GPR indices in reg_dst/reg_src/indirect (insn_plan.cpp ties them to the fields).
-inline bool emulate_register_move(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
-  unsigned long* word = reinterpret_cast<unsigned long*>(regs);
-  switch (plan.emulation) {
-    case Emulation::kLea: {
-      // The address arithmetic wraps modulo 2^64, as the CPU's does; lea reads no memory.
-      const IndirectOperand& m = plan.indirect;
-      unsigned long ea = m.rip_relative ? addr + plan.length : m.reg != kNoReg ? word[m.reg] : 0;
-      if (m.index != kNoReg) ea += word[m.index] * m.scale;
-      ea += static_cast<unsigned long>(m.disp);
-      word[plan.reg_dst] = ea & plan.result_mask;
-      break;
-    }
-    case Emulation::kMovReg:
-      word[plan.reg_dst] = word[plan.reg_src] & plan.result_mask;
-      break;
-    case Emulation::kMovImm:
-      word[plan.reg_dst] = static_cast<unsigned long>(plan.rel_target) & plan.result_mask;
-      break;
-    case Emulation::kNop:
-      break;
-    default:
-      return false;
-  }
-  regs->ip = addr + plan.length;
-  return true;
-}
-
-// kAlu: the result and CF PF AF ZF SF OF on the frame, ip past the instruction. Out of line
-// but called straight from the hit (probe_arch.h), not through emulate(): emulate()'s
-// ErrorOr<void> result costs a large frame and a stack protector on every call, and this
-// cannot fail (registers only). plan.emulation must be kAlu.
-void emulate_alu(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs);
-
-// At the int3 that ends a stepped slot (regs->ip == slot_addr + length + 1): resumes the
-// original flow after the instruction.
-inline void resume_after_step(const InsnPlan& plan, okp_addr_t addr, okp_regs* regs) {
-  regs->ip = addr + plan.length;
-}
 
 }  // namespace okp::x86

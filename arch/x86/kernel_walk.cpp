@@ -16,7 +16,10 @@
 // exists: a branch under okprobes' patch or inside the misread bytes is invisible to it, so
 // it would optimize a kprobe just before that branch's target (measured: kk_drift.c branch=1,
 // an oops at the next taken jnz). Those kprobes are fenced too: [T - 4, T) per hidden target
-// T, the whole function for a hidden indirect jump or call.
+// T, the whole function for a hidden indirect jump or call. A `jmp` or jcc to a retpoline
+// thunk counts as an indirect jump (can_optimize()'s insn_is_indirect_jump() says so on
+// CONFIG_RETPOLINE kernels): hidden, the kernel would optimize a kprobe in a function whose
+// jumps through a thunk it can no longer see, e.g. the BPF interpreter's computed gotos.
 //
 // This simulates the kernel's walk with okprobes' decoder (Zydis, which agrees with the
 // kernel's on every instruction of vmlinux text; on the garbage a drifting walk decodes, it is
@@ -64,6 +67,15 @@ bool same(const char* a, const char* b) {
   while (*a && *a == *b) ++a, ++b;
   return *a == *b;
 }
+
+// Whether target is in the kernel's retpoline thunks (okp_seam_indirect_thunks).
+bool is_indirect_thunk(okp_addr_t target) {
+  okp_addr_range thunks[3];
+  const unsigned int n = okp_seam_indirect_thunks(thunks, 3);
+  for (unsigned int i = 0; i < n; ++i)
+    if (target >= thunks[i].start && target < thunks[i].end) return true;
+  return false;
+}
 }  // namespace
 
 usize kernel_kprobe_fences(okp_addr_t addr, usize patch_len, usize covered, okp_addr_t func_start,
@@ -97,6 +109,10 @@ usize kernel_kprobe_fences(okp_addr_t addr, usize patch_len, usize covered, okp_
       continue;
     }
     const okp_addr_t target = here + d.length + d.branch_displacement;
+    if (!same(d.mnemonic, "call") && is_indirect_thunk(target)) {  // `jmp *%reg` in disguise
+      out[0] = whole;
+      return 1;
+    }
     if (target <= func_start || target >= func_end) continue;  // no optprobe of ours to miss
     const KernelFence f{target - 4 > func_start ? target - 4 : func_start, target};
     if (f.start >= out[0].start && f.end <= out[0].end) continue;

@@ -152,7 +152,12 @@ class ForeignText {
   ForeignText(const ForeignText&) = delete;
   ForeignText& operator=(const ForeignText&) = delete;
   bool ok() const { return bytes_ != nullptr; }
-  x86::FunctionText text() const { return {start_, bytes_, size_}; }
+  // Its code: the extent less a section's zero fill (x86::code_size).
+  x86::FunctionText text() const {
+    x86::FunctionText t{start_, bytes_, size_};
+    t.size = x86::code_size(t);
+    return t;
+  }
 
  private:
   okp_addr_t start_;
@@ -188,8 +193,11 @@ constexpr unsigned long kMaxFunction = 64 * 1024;
 }
 
 // The symbols next to the function, and the ones its jumps leave for (its .cold part).
-ErrorOr<void> check_surroundings(const x86::FunctionText& fn, RecoverFn recover,
-                                 okp_addr_t region_start, okp_addr_t region_end) {
+// extent_end: where the function's symbol ends (the symbol after starts there), which fn's
+// code (x86::code_size) may stop short of.
+ErrorOr<void> check_surroundings(const x86::FunctionText& fn, okp_addr_t extent_end,
+                                 RecoverFn recover, okp_addr_t region_start,
+                                 okp_addr_t region_end) {
   char name[64];
   okp_addr_t start = 0;
   unsigned long size = 0;
@@ -197,8 +205,7 @@ ErrorOr<void> check_surroundings(const x86::FunctionText& fn, RecoverFn recover,
       start + size == fn.start)
     OKP_TRY(check_symbol(start, size, name, "the symbol before", true, recover, region_start,
                          region_end));
-  if (!okp_seam_function_at(fn.start + fn.size, &start, &size, name, sizeof(name)) &&
-      start == fn.start + fn.size)
+  if (!okp_seam_function_at(extent_end, &start, &size, name, sizeof(name)) && start == extent_end)
     OKP_TRY(check_symbol(start, size, name, "the symbol after", false, recover, region_start,
                          region_end));
   okp_addr_t targets[8];
@@ -240,11 +247,13 @@ ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned
   const unsigned int n_thunks = okp_seam_indirect_thunks(thunk_ranges, x86::kMaxThunkRanges);
   x86::AddrRange thunks[x86::kMaxThunkRanges];
   for (unsigned int i = 0; i < n_thunks; ++i) thunks[i] = {thunk_ranges[i].start, thunk_ranges[i].end};
-  const x86::FunctionText fn{func_start, check.text(), func_size, thunks, n_thunks};
+  x86::FunctionText fn{func_start, check.text(), func_size, thunks, n_thunks};
+  fn.size = x86::code_size(fn);
   auto plan = x86::plan_detour(fn, addr, reinterpret_cast<const x86::ExtableEntry*>(check.extable()),
                                static_cast<usize>(n), buffer, entry, post_entry);
   if (plan.is_error()) return plan;
-  OKP_TRY(check_surroundings(fn, recover, addr, addr + plan.value().region_length));
+  OKP_TRY(check_surroundings(fn, func_start + func_size, recover, addr,
+                             addr + plan.value().region_length));
   x86::set_detour_site(&plan.value(), site);
   return plan;
 }

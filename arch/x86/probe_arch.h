@@ -8,6 +8,7 @@
 #include "arch/common/arch_types.h"
 #include "arch/x86/decoder.h"
 #include "arch/x86/detour.h"
+#include "arch/x86/insn_emulate.h"
 #include "arch/x86/insn_plan.h"
 #include "arch/x86/kernel_walk.h"
 #include "arch/x86/return_stubs.h"
@@ -71,7 +72,7 @@ inline void restore_trap_ip(okp_regs* regs, okp_addr_t addr) { regs->ip = addr +
 inline void enter_boosted(okp_regs* regs, okp_addr_t slot) { regs->ip = slot; }
 inline ErrorOr<void> emulate(const Plan& plan, okp_addr_t addr, okp_regs* regs) {
   if (x86::emulate_register_move(plan, addr, regs)) return {};  // the common case, no call
-  if (plan.emulation == x86::Emulation::kAlu) {  // one call, no ErrorOr frame (insn_plan.h)
+  if (plan.emulation == x86::Emulation::kAlu) {  // one call, no ErrorOr frame (insn_emulate.h)
     x86::emulate_alu(plan, addr, regs);
     return {};
   }
@@ -90,6 +91,9 @@ constexpr const char* kTrapEntryFunctions[] = {
     "ftrace_ops_assist_func",
 };
 
+// No data ends a function's extent here: padding before a function is code (nop, int3).
+constexpr usize kTrailingDataWindow = 0;
+inline usize trailing_data_bytes(const u8*) { return 0; }
 inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr) {
   auto d = OKP_TRY(x86::decode(bytes, avail));
   okp_addr_t target = d.relative_branch ? addr + d.length + static_cast<okp_addr_t>(d.branch_displacement) : 0;

@@ -99,9 +99,13 @@ class AddressHashTable {
   usize size() const { return size_; }
 
   // Fibonacci hashing: code addresses share low alignment bits and high kernel bits, so
-  // multiply to spread the middle bits over the whole index.
+  // multiply to spread the middle bits over the whole index. On the low 32 bits: the kernel's
+  // text and its modules' lie within a few GiB, whose addresses differ there, and the 32-bit
+  // multiplier is two instructions fewer to build than the 64-bit one (arm64: mov + movk), on
+  // every hit's lookup.
+  static_assert(Bits > 0 && Bits < 32, "a 32-bit hash");
   static constexpr unsigned bucket_index(okp_addr_t addr) {
-    return static_cast<unsigned>((static_cast<u64>(addr) * 0x9E3779B97F4A7C15ull) >> (64 - Bits));
+    return static_cast<u32>(static_cast<u32>(addr) * 0x9E3779B9u) >> (32 - Bits);
   }
 
  private:

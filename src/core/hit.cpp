@@ -27,7 +27,9 @@ OKP_HIT_INLINE void count_miss(okp_kprobe* kp, okp_miss_cause cause) {
 }
 
 OKP_HIT_INLINE bool disabled(const okp_kprobe* kp) {
-  return __atomic_load_n(&kp->flags, __ATOMIC_RELAXED) & OKP_KPROBE_FLAG_DISABLED;
+  // A relaxed load (GCC builds an atomic's address with an add first: a volatile read
+  // addresses the field with an offset, one instruction less per probe and walk).
+  return *static_cast<const volatile decltype(kp->flags)*>(&kp->flags) & OKP_KPROBE_FLAG_DISABLED;
 }
 
 OKP_HIT_INLINE ProbeRecord* first_probe(const Site& s) { return __atomic_load_n(&s.probes, __ATOMIC_ACQUIRE); }
@@ -158,26 +160,26 @@ OKP_HIT_INLINE int resume_after_pre(const Site& s, okp_regs* regs, okp_cpu_state
 
 // How a breakpoint entry answers its caller. BoolAnswer: okp_core_on_breakpoint's 1 (taken)
 // or 0. HookAnswer: okp_core_on_break_hook's, the convention of a trap hook that tail-calls
-// the core (0 taken, 1 refused, else what the glue's not_ours says), so that the hook adds no
-// frame of its own to every hit. Both are instantiated from the same code below.
-using NotOursFn = int (*)(struct okp_regs*);
+// the core (0 taken, 1 refused, else what the glue's okp_seam_break_not_ours says, tail-called
+// by name: the hook passes no pointer), so that the hook adds no frame of its own to every
+// hit. Both are instantiated from the same code below.
 struct BoolAnswer {
   static constexpr int kTaken = 1, kRefused = 0;
-  OKP_HIT_INLINE static int not_ours(okp_regs*, NotOursFn) { return 0; }
+  OKP_HIT_INLINE static int not_ours(okp_regs*) { return 0; }
 };
 struct HookAnswer {
   static constexpr int kTaken = 0, kRefused = 1;
-  OKP_HIT_INLINE static int not_ours(okp_regs* regs, NotOursFn fn) { return fn(regs); }
+  OKP_HIT_INLINE static int not_ours(okp_regs* regs) { return okp_seam_break_not_ours(regs); }
 };
 
 // A breakpoint while a frame is open on this CPU that is no step exit: a re-entry (a probe hit
 // from inside a handler, or from whatever interrupted one): no handler runs, the instruction
 // still executes, and a miss is counted.
 template <class Answer>
-OKP_HIT_INLINE int on_breakpoint_reentry(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
+OKP_HIT_INLINE int on_breakpoint_reentry(okp_regs* regs, okp_cpu_state* cpu,
                                          okp_addr_t bp) {
   const Site* s = registry().find(bp);
-  if (!s) return Answer::not_ours(regs, not_ours);  // kgdb's, or the kernel's kprobes'
+  if (!s) return Answer::not_ours(regs);  // kgdb's, or the kernel's kprobes'
   okp_cpu_frame* frame = push_frame(cpu, s, kHandlers);
   if (!frame) {
     okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
@@ -191,10 +193,10 @@ OKP_HIT_INLINE int on_breakpoint_reentry(okp_regs* regs, okp_cpu_state* cpu, Not
 // handler call, and from its return to the exception return, is the cost of a breakpoint
 // probe (docs/benchmarks-arm64-icount.md counts them against the kernel's kprobes).
 template <class Answer>
-OKP_HIT_INLINE int on_breakpoint_idle(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
+OKP_HIT_INLINE int on_breakpoint_idle(okp_regs* regs, okp_cpu_state* cpu,
                                       okp_addr_t bp) {
   const Site* s = registry().find(bp);
-  if (!s) return Answer::not_ours(regs, not_ours);  // kgdb's, or the kernel's kprobes'
+  if (!s) return Answer::not_ours(regs);  // kgdb's, or the kernel's kprobes'
   okp_cpu_frame* frame = open_first_frame(cpu);
   if (run_pre_handlers(*s, regs)) {
     close_first_frame(cpu);
@@ -207,41 +209,41 @@ OKP_HIT_INLINE int on_breakpoint_idle(okp_regs* regs, okp_cpu_state* cpu, NotOur
 // callers' order: no register moves). Not templates: GCC puts a template's instances in .text
 // whatever their section attribute says, and the hit path must stay in .kprobes.text.
 [[gnu::noinline]] OKP_HIT_PATH int reentry_bool(okp_regs* regs, okp_cpu_state* cpu,
-                                                NotOursFn not_ours, okp_addr_t bp) {
-  return on_breakpoint_reentry<BoolAnswer>(regs, cpu, not_ours, bp);
+                                                okp_addr_t bp) {
+  return on_breakpoint_reentry<BoolAnswer>(regs, cpu, bp);
 }
 [[gnu::noinline]] OKP_HIT_PATH int reentry_hook(okp_regs* regs, okp_cpu_state* cpu,
-                                                NotOursFn not_ours, okp_addr_t bp) {
-  return on_breakpoint_reentry<HookAnswer>(regs, cpu, not_ours, bp);
+                                                okp_addr_t bp) {
+  return on_breakpoint_reentry<HookAnswer>(regs, cpu, bp);
 }
-using ReentryFn = int (*)(okp_regs*, okp_cpu_state*, NotOursFn, okp_addr_t);
+using ReentryFn = int (*)(okp_regs*, okp_cpu_state*, okp_addr_t);
 
 // A frame is open on this CPU: a slot's step exit (the common case: the second trap of every
 // stepped hit), or else a re-entry.
 template <class Answer, ReentryFn reentry>
-OKP_HIT_INLINE int on_breakpoint_busy(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
-                                      okp_addr_t bp, unsigned int depth) {
+OKP_HIT_INLINE int on_breakpoint_busy(okp_regs* regs, okp_cpu_state* cpu, okp_addr_t bp,
+                                      unsigned int depth) {
   if (finish_step(cpu, depth, bp, regs)) return Answer::kTaken;
-  return reentry(regs, cpu, not_ours, bp);
+  return reentry(regs, cpu, bp);
 }
-[[gnu::noinline]] OKP_HIT_PATH int busy_bool(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
-                                             okp_addr_t bp, unsigned int depth) {
-  return on_breakpoint_busy<BoolAnswer, reentry_bool>(regs, cpu, not_ours, bp, depth);
+[[gnu::noinline]] OKP_HIT_PATH int busy_bool(okp_regs* regs, okp_cpu_state* cpu, okp_addr_t bp,
+                                             unsigned int depth) {
+  return on_breakpoint_busy<BoolAnswer, reentry_bool>(regs, cpu, bp, depth);
 }
-[[gnu::noinline]] OKP_HIT_PATH int busy_hook(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours,
-                                             okp_addr_t bp, unsigned int depth) {
-  return on_breakpoint_busy<HookAnswer, reentry_hook>(regs, cpu, not_ours, bp, depth);
+[[gnu::noinline]] OKP_HIT_PATH int busy_hook(okp_regs* regs, okp_cpu_state* cpu, okp_addr_t bp,
+                                             unsigned int depth) {
+  return on_breakpoint_busy<HookAnswer, reentry_hook>(regs, cpu, bp, depth);
 }
-using BusyFn = int (*)(okp_regs*, okp_cpu_state*, NotOursFn, okp_addr_t, unsigned int);
+using BusyFn = int (*)(okp_regs*, okp_cpu_state*, okp_addr_t, unsigned int);
 
 // The entries: a busy CPU's trap is passed on by a tail call; the idle CPU's hit, the common
 // one, runs here, inline.
 template <class Answer, BusyFn busy>
-OKP_HIT_INLINE int on_breakpoint(okp_regs* regs, okp_cpu_state* cpu, NotOursFn not_ours) {
+OKP_HIT_INLINE int on_breakpoint(okp_regs* regs, okp_cpu_state* cpu) {
   const okp_addr_t bp = arch::breakpoint_address(regs);
   const unsigned int depth = __atomic_load_n(&cpu->depth, __ATOMIC_RELAXED);
-  if (__builtin_expect(depth != 0, 0)) return busy(regs, cpu, not_ours, bp, depth);
-  return on_breakpoint_idle<Answer>(regs, cpu, not_ours, bp);
+  if (__builtin_expect(depth != 0, 0)) return busy(regs, cpu, bp, depth);
+  return on_breakpoint_idle<Answer>(regs, cpu, bp);
 }
 
 }  // namespace
@@ -251,12 +253,47 @@ OKP_HIT_INLINE int on_breakpoint(okp_regs* regs, okp_cpu_state* cpu, NotOursFn n
 using namespace okp;
 
 extern "C" OKP_HIT_PATH int okp_core_on_breakpoint(struct okp_regs* regs, struct okp_cpu_state* cpu) {
-  return on_breakpoint<BoolAnswer, busy_bool>(regs, cpu, nullptr);
+  return on_breakpoint<BoolAnswer, busy_bool>(regs, cpu);
 }
 
-extern "C" OKP_HIT_PATH int okp_core_on_break_hook(struct okp_regs* regs, struct okp_cpu_state* cpu,
-                                                   int (*not_ours)(struct okp_regs* regs)) {
-  return on_breakpoint<HookAnswer, busy_hook>(regs, cpu, not_ours);
+extern "C" OKP_HIT_PATH int okp_core_on_break_hook(struct okp_regs* regs, struct okp_cpu_state* cpu) {
+  return on_breakpoint<HookAnswer, busy_hook>(regs, cpu);
+}
+
+namespace {
+// Every other trap of the step-ending breakpoint: a step whose frame is not frame 0 (a
+// re-entered hit's step, or a step from inside an interrupt's frame), or nobody's step of ours.
+[[gnu::noinline]] OKP_HIT_PATH int step_exit_uncommon(okp_regs* regs, okp_cpu_state* cpu) {
+  const unsigned int depth = __atomic_load_n(&cpu->depth, __ATOMIC_RELAXED);
+  if (depth != 0 && finish_step(cpu, depth, arch::breakpoint_address(regs), regs))
+    return HookAnswer::kTaken;
+  return HookAnswer::not_ours(regs);
+}
+}  // namespace
+
+// The step-ending breakpoint, where the arch gives it a trap of its own (arm64's second BRK
+// immediate): only a step can end here, so no lookup and no re-entry test. The common exit is
+// the idle hit's step: frame 0 (the only one open), kStepping, this site's slot. Anything else
+// goes the general way (finish_step's checks, then not_ours).
+extern "C" OKP_HIT_PATH int okp_core_on_step_break_hook(struct okp_regs* regs,
+                                                        struct okp_cpu_state* cpu) {
+  okp_cpu_frame* const top = &cpu->frames[0];
+  if (__builtin_expect(__atomic_load_n(&cpu->depth, __ATOMIC_RELAXED) != 1 ||
+                       top->kind != kStepping, 0))
+    return step_exit_uncommon(regs, cpu);
+  // kStepping: the frame was filled before the step began (a frame that is not filled has kind
+  // 0), so its site is the one being stepped.
+  const Site* s = static_cast<const Site*>(top->site);
+  if (__builtin_expect(!arch::is_step_exit(s->plan, s->step_slot, arch::breakpoint_address(regs)), 0))
+    return step_exit_uncommon(regs, cpu);
+  arch::end_step(s->plan, s->addr, regs, top->saved_flags);
+  top->kind = kHandlers;
+  run_post_handlers(*s, regs);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  top->kind = 0;  // what an interrupt may see above depth (as pop_frame)
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&cpu->depth, 0u, __ATOMIC_RELAXED);
+  return HookAnswer::kTaken;
 }
 
 namespace {
@@ -356,8 +393,9 @@ extern "C" OKP_HIT_PATH int okp_core_on_detour(okp_addr_t copy, struct okp_regs*
   // and only one of their own kinds), so it is counted and left unfilled, with the kind 0
   // every frame above depth has (core/cpu_frames.h). Unless a handler redirected (then
   // regs->ip is where it sent execution), the entry returns into the copy as it was called.
-  // Every instruction here is the optimized probe's cost (docs/jump-optimization.md counts
-  // them against the kernel's optprobes).
+  // On x86-64 okp_detour_entry tells this common hit apart itself and takes it to
+  // okp_core_on_detour_idle (the same work, less of it in C); it comes here only otherwise
+  // (the host tests call this entry for every hit).
   if (__builtin_expect(cpu->depth == 0 && !arch::detour_has_post(copy), 1)) {
     __atomic_store_n(&cpu->depth, 1u, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -367,6 +405,17 @@ extern "C" OKP_HIT_PATH int okp_core_on_detour(okp_addr_t copy, struct okp_regs*
     return redirected;
   }
   return on_detour_uncommon(copy, s, regs, cpu);
+}
+
+extern "C" OKP_HIT_PATH int okp_core_on_detour_idle(okp_addr_t site, struct okp_regs* regs) {
+  // okp_core_on_detour's common hit, with the depth's check and its 0 -> 1 -> 0 and the
+  // post-entry check done by the entry around this call, which also reads the site word for
+  // it: no CPU state to keep across the handlers (one callee-saved register fewer to save).
+  // What is left is the ip the handlers see and the handlers' walk: every instruction here is
+  // the optimized probe's cost (docs/jump-optimization.md counts them against optprobes).
+  const Site& s = *reinterpret_cast<const Site*>(site);
+  arch::restore_trap_ip(regs, s.addr);
+  return run_pre_handlers(s, regs);
 }
 
 extern "C" OKP_HIT_PATH void okp_core_on_detour_post(okp_addr_t ret, struct okp_regs* regs,

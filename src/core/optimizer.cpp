@@ -132,7 +132,7 @@ bool Registry::plan_optimization(Locked lock, Site& s, bool any_post) {
   }
   s.planned_for_post = any_post;
   auto planned = arch::plan_detour(s.addr, func_start, s.func_size, recover_trampoline, s.detour,
-                                   okp_seam_detour_entry(),
+                                   okp_seam_detour_entry(any_post),
                                    any_post ? okp_seam_detour_post_entry() : 0,
                                    reinterpret_cast<okp_addr_t>(&s));
   char why[OKP_REASON_MAX] = "";

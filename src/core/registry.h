@@ -26,14 +26,19 @@
 namespace okp {
 
 struct Site;
+struct ProbeRecord;
 
 // The core's record of one registered okp_kprobe, found by the probe's address in
 // Registry::records_ (so registering or unregistering N probes is O(N), not O(N^2)).
-struct ProbeRecord : HashLinked<ProbeRecord> {
+// The hit path's acquire loads of the aggregate's links read offset 0 (arm64's ldar takes no
+// offset: a link at offset 0 saves an add per load), so the link comes before the hash link.
+struct ProbeRecordSiteLink {
+  ProbeRecord* next_at_site = nullptr;  // [hit] the aggregate's list, registration order
+};
+struct ProbeRecord : ProbeRecordSiteLink, HashLinked<ProbeRecord> {
   okp_kprobe* kp = nullptr;
   okp_addr_t hash_key() const { return reinterpret_cast<okp_addr_t>(kp); }
   Site* site = nullptr;
-  ProbeRecord* next_at_site = nullptr;  // [hit] the aggregate's list, registration order
   // All records in registration order (debugfs, unload); registry lock.
   ProbeRecord* next_registered = nullptr;
   ProbeRecord* prev_registered = nullptr;
@@ -54,11 +59,15 @@ struct ProbeRecord : HashLinked<ProbeRecord> {
 // __init text freed): the site is then never written again.
 enum class SiteState : u8 { kDisarmed, kArmed, kQueued, kOptimized, kGone };
 
-struct Site : HashLinked<Site> {
+// As ProbeRecordSiteLink: every hit loads the aggregate's head (acquire); the hash link is
+// followed only past a colliding site.
+struct SiteProbesHead {
+  ProbeRecord* probes = nullptr;  // [hit] first of the aggregate
+};
+struct Site : SiteProbesHead, HashLinked<Site> {
   okp_addr_t addr = 0;
   okp_addr_t hash_key() const { return addr; }
 
-  ProbeRecord* probes = nullptr;  // [hit] first of the aggregate
   arch::Plan plan;                 // [hit] how the probed instruction runs
   okp_addr_t step_slot = 0;        // [hit] copy + breakpoint (0: emulated, or ftrace)
   okp_addr_t boost_slot = 0;       // [hit] copy + jump back (0: not boostable)

@@ -144,11 +144,18 @@ ErrorOr<usize> walk_trap_path(Env& env, const okp_addr_t* roots, usize nroots,
   for (usize head = 0; head < count; ++head) {
     const Node n = nodes[head];
     if (n.rule != CallRule::kFollow) continue;
+    usize code_size = n.size;  // the extent less the data at its end (arch::trailing_data_bytes)
+    if constexpr (arch::kTrailingDataWindow > 0) {
+      u8 last[arch::kTrailingDataWindow > 0 ? arch::kTrailingDataWindow : 1];
+      if (n.size >= arch::kTrailingDataWindow &&
+          env.read_text(n.start + n.size - arch::kTrailingDataWindow, last, arch::kTrailingDataWindow))
+        code_size -= arch::trailing_data_bytes(last);
+    }
     usize off = 0, have = 0, base = 0;  // window holds [base, base+have) of the function
-    while (off < n.size) {
-      if (off + arch::kMaxInsnLength > base + have && base + have < n.size) {
+    while (off < code_size) {
+      if (off + arch::kMaxInsnLength > base + have && base + have < code_size) {
         base = off;
-        have = min<usize>(sizeof(window), n.size - off);
+        have = min<usize>(sizeof(window), code_size - off);
         if (!env.read_text(n.start + base, window, have)) break;
       }
       auto step = arch::direct_branch(window + (off - base), base + have - off, n.start + off);

@@ -45,19 +45,38 @@ extern "C" int okp_core_derive_trap_path(const okp_addr_t* own_entries, unsigned
 
   KernelText text;
   int added_errors = 0;
+  // The walk is breadth first, so its first functions are the ones nearest the trap entry:
+  // when it overflows, one of them is the call that opened the way to the rest (a kernel
+  // reaches 25 to a few hundred), and naming them says which.
+  constexpr usize kShownOnOverflow = 40;
+  usize reached = 0;
+  constexpr usize kShownLength = 96;
+  // Off the stack (the kernel's frame limit); without it the overflow just names fewer.
+  auto* first_reached = static_cast<char*>(okp_seam_alloc(kShownOnOverflow * kShownLength, OKP_GFP_KERNEL));
   auto r = walk_trap_path(text, roots, n, kMaxTrapPathFunctions,
                           [&](const FunctionExtent& fn, const FunctionExtent* via) {
+                            const char* from = via ? via->name : "the trap entry";
+                            if (first_reached && reached < kShownOnOverflow)
+                              okp_seam_format(first_reached + reached * kShownLength, kShownLength,
+                                              "%s via %s", fn.name, from);
+                            ++reached;
                             if (registry().blacklist_add(fn.start, fn.start + fn.size, fn.name,
-                                                         "trap path", nullptr,
-                                                         via ? via->name : "the trap entry"))
+                                                         "trap path", nullptr, from))
                               ++added_errors;
                           });
   char line[160];
   if (r.is_error()) {
-    okp_seam_format(line, sizeof(line), "trap path: %s", r.error().reason());
+    okp_seam_format(line, sizeof(line), "trap path: %s (%lu functions reached)",
+                    r.error().reason(), static_cast<unsigned long>(reached));
     okp_seam_log(OKP_LOG_ERR, line);
+    for (usize i = 0; first_reached && i < reached && i < kShownOnOverflow; ++i) {
+      okp_seam_format(line, sizeof(line), "trap path: reached %s", first_reached + i * kShownLength);
+      okp_seam_log(OKP_LOG_ERR, line);
+    }
+    okp_seam_free(first_reached);
     return r.error().kernel_errno();
   }
+  okp_seam_free(first_reached);
   okp_seam_format(line, sizeof(line), "blacklist: %lu functions on the trap path of this kernel",
                   static_cast<unsigned long>(r.value()));
   okp_seam_log(OKP_LOG_INFO, line);

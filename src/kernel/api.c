@@ -5,6 +5,8 @@
 #include <linux/module.h>
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
 
 #include <okprobes/okprobes.h>
 #include "okp_glue.h"
@@ -37,6 +39,15 @@ int okp_register_kprobes(struct okp_kprobe **kps, int num)
 			okp_core_unregister_kprobes(kps, i);
 			return ret;
 		}
+		/*
+		 * Between two probes no lock is held and each registered one is whole: a quiescent
+		 * state for tasks-RCU (and, without preemption, for RCU). Otherwise the optimizer's
+		 * grace-period wait (synchronize_rcu_tasks(), synchronize_rcu_expedited()) lasts
+		 * until a batch of thousands returns (measured: a 5000-probe batch of 9 s under TCG
+		 * held a jump back for all of it). cond_resched() alone is no tasks-RCU quiescent
+		 * state: a preemption is not a voluntary context switch.
+		 */
+		cond_resched_tasks_rcu_qs();
 	}
 	return 0;
 }
@@ -103,6 +114,7 @@ int okp_register_kretprobes(struct okp_kretprobe **rps, int num)
 			okp_core_unregister_kretprobes(rps, i); /* one grace period */
 			return ret;
 		}
+		cond_resched_tasks_rcu_qs();	/* as okp_register_kprobes() */
 	}
 	return 0;
 }

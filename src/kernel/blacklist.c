@@ -322,12 +322,18 @@ okp_addr_t __weak okp_trap_not_ours_entry_point(void)
 	return 0;
 }
 
+okp_addr_t __weak okp_trap_step_entry_point(void)
+{
+	return 0;
+}
+
 static int okp_blacklist_trap_path(void)
 {
 	okp_addr_t own[] = { okp_trap_entry_point(), okp_ftrace_entry_point(),
 			     okp_ftrace_ipmodify_entry_point(),
 			     okp_return_entry_point(), okp_detour_entry_point(),
-			     okp_detour_post_entry_point(), okp_trap_not_ours_entry_point() };
+			     okp_detour_post_entry_point(), okp_trap_not_ours_entry_point(),
+			     okp_trap_step_entry_point() };
 	int ret = okp_core_derive_trap_path(own, ARRAY_SIZE(own));
 
 	if (ret)

@@ -121,10 +121,12 @@ void okp_arch_ftrace_regs_out(const struct pt_regs *regs, struct ftrace_regs *fr
 okp_addr_t okp_return_entry_point(void);
 okp_addr_t okp_detour_entry_point(void);	/* 0 on arches without jump optimization */
 okp_addr_t okp_detour_post_entry_point(void);
-/* Glue the core tail-calls from a breakpoint trap through a pointer (arm64's not_ours, see
- * okp_core_on_break_hook), which a walk of direct branches does not reach; 0 (the weak
- * default in blacklist.c): none. */
+/* Glue the core tail-calls from a breakpoint trap (okp_seam_break_not_ours, see
+ * okp_core_on_break_hook), and a second trap entry of the arch's (arm64's step BRK hook):
+ * roots of the trap path beside okp_trap_entry_point; 0 (the weak defaults in blacklist.c):
+ * none. */
 okp_addr_t okp_trap_not_ours_entry_point(void);
+okp_addr_t okp_trap_step_entry_point(void);
 void okp_blacklist_module(struct module *mod);
 int okp_trap_init(void);
 void okp_trap_exit(void);

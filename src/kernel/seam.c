@@ -45,6 +45,17 @@ void okp_seam_invariant_failed(const char *what, const char *file, int line)
 NOKPROBE_SYMBOL(okp_seam_invariant_failed); /* reported from the trap path too */
 
 /*
+ * Where no trap hook tail-calls the core (x86-64, riscv64, an arm64 kernel without the
+ * break-hook list), okp_core_on_break_hook is never entered: this answers "refused" for the
+ * link. arm64's trap glue defines the real one.
+ */
+int __weak okp_seam_break_not_ours(struct okp_regs *regs)
+{
+	return 1;
+}
+NOKPROBE_SYMBOL(okp_seam_break_not_ours);
+
+/*
  * Boosted slots are freed after an RCU-tasks grace period, which can take seconds: a worker
  * waits for it, never a registration holding the registry lock. One work item, so one
  * collection at a time (the core relies on that: see Registry::collect_retired_slots).

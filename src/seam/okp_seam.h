@@ -129,8 +129,9 @@ void okp_seam_text_unlock(void);
 int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, unsigned long len);
 void okp_seam_text_sync(void);
 /* okp_detour_entry's and okp_detour_post_entry's addresses (the detours' common entries,
- * x86-64), 0 on other arches. */
-okp_addr_t okp_seam_detour_entry(void);
+ * x86-64), 0 on other arches. with_post: the entry for a detour whose copy calls the post
+ * entry (okp_detour_entry_with_post), which takes no common-hit shortcut. */
+okp_addr_t okp_seam_detour_entry(int with_post);
 okp_addr_t okp_seam_detour_post_entry(void);
 /* An exception-table entry: the instruction that may fault, and its fixup. */
 struct okp_extable_entry {
@@ -241,15 +242,31 @@ int okp_core_on_breakpoint(struct okp_regs *regs, struct okp_cpu_state *cpu);
  * The same, for a trap hook that tail-calls it (arm64's break hook), so that the hook adds no
  * frame to a hit: returns 0 when okprobes took the breakpoint, 1 when it is okprobes' but
  * could not be taken (a simulated load faulted: the kernel reports it), and otherwise (no
- * site of okprobes' there) not_ours(regs)'s answer, tail-called.
+ * site of okprobes' there) okp_seam_break_not_ours(regs)'s answer, tail-called.
  */
-int okp_core_on_break_hook(struct okp_regs *regs, struct okp_cpu_state *cpu,
-			   int (*not_ours)(struct okp_regs *regs));
+int okp_core_on_break_hook(struct okp_regs *regs, struct okp_cpu_state *cpu);
+/*
+ * The hook of a trap only a step's end raises (arm64's step BRK immediate): the slot ran, resume
+ * after the probed instruction and run the post handlers. Answers as okp_core_on_break_hook.
+ */
+int okp_core_on_step_break_hook(struct okp_regs *regs, struct okp_cpu_state *cpu);
+/*
+ * Provided by the glue of an arch whose trap hook tail-calls the core (a weak default answers
+ * 1, "refused", elsewhere): a breakpoint at regs that no site of okprobes' explains. Returns
+ * the hook's answer (arm64: handled if okprobes' breakpoint is gone from there, else an error
+ * the kernel reports). Hit path.
+ */
+int okp_seam_break_not_ours(struct okp_regs *regs);
 /* A jump-optimized probe was reached: okp_detour_entry saved regs and calls this with
  * preemption off (interrupts as at the probe). copy: the detour's relocated copy (the entry's
  * return address). Returns 0 to go on in copy (regs->ip is then not read), non-zero to go on
  * at regs->ip (where a handler sent it, or copy with the flags a post handler's step needs). */
 int okp_core_on_detour(okp_addr_t copy, struct okp_regs *regs, struct okp_cpu_state *cpu);
+/* The common one of those hits, which okp_detour_entry tells apart itself: this CPU had no
+ * frame open (the entry moved its depth from 0 to 1 and moves it back to 0 after the call) and
+ * the detour calls no post entry. site: the core's site the detour names (its word before the
+ * call, untagged then). Runs the pre handlers only; returns as okp_core_on_detour. */
+int okp_core_on_detour_idle(okp_addr_t site, struct okp_regs *regs);
 /* A jump-optimized probe with a post_handler ran its first instruction: the post entry saved
  * regs (interrupts still off) and calls this; ret is its return address (the detour's data).
  * On return regs->ip is where the copy goes on. */

@@ -40,6 +40,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "arch/x86/insn_emulate.h"
 #include "arch/x86/insn_plan.h"
 #include "fuzz_seam.h"
 

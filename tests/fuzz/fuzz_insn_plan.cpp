@@ -26,6 +26,7 @@
 #include <Zydis/Utils.h>
 
 #include "arch/x86/decoder.h"
+#include "arch/x86/insn_emulate.h"
 #include "arch/x86/insn_plan.h"
 #include "fuzz_seam.h"
 

@@ -273,3 +273,36 @@ TEST(Arm64Plan, BoostedSlotBranchesBack) {
   EXPECT_EQ(direct_branch_target(kAt + (1ul << 27) + 4, branch_back(kAt, kAt + (1ul << 27))),
             kAt + 4);
 }
+
+// The two words before a traceable function on a CALL_OPS kernel hold a pointer to an
+// ftrace_ops. One boot in a few dozen its low word, placed by KASLR, reads as a bl: the trap
+// path walk followed it into the BPF JIT (build_body) and overflowed on Debian's arm64 6.12.
+TEST(Arm64FtraceOpsLiteral, AKernelPointerAtTheEndOfAnExtentIsData) {
+  const u64 ops = 0xffffa2c5'9467'1c28ull;  // low word 0x94671c28: bl
+  u8 last8[8];
+  for (int i = 0; i < 8; ++i) last8[i] = static_cast<u8>(ops >> (8 * i));
+  const u32 low = static_cast<u32>(ops);
+  ASSERT_NE(okp::arm64::direct_branch_target(0xffff800080010000ull, low), 0u)
+      << "the low word must read as a branch for this test to mean anything";
+  EXPECT_EQ(okp::arm64::ftrace_ops_literal_bytes(last8), 8u);
+  const u64 linear_52bit = 0xfff0'0000'1234'5678ull;  // a kmalloc'd ops, 52-bit VA
+  for (int i = 0; i < 8; ++i) last8[i] = static_cast<u8>(linear_52bit >> (8 * i));
+  EXPECT_EQ(okp::arm64::ftrace_ops_literal_bytes(last8), 8u);
+}
+
+TEST(Arm64FtraceOpsLiteral, CodeThatEndsAFunctionIsCode) {
+  const u32 endings[][2] = {
+      {0xa8c17bfd, 0xd65f03c0},  // ldp x29, x30, [sp], #16; ret
+      {0x17ffff00, 0xd503201f},  // b <tail call>; nop (padding)
+      {0xd65f03c0, 0xd503201f},  // ret; nop
+      {0xd503201f, 0xd503201f},  // the two NOPs ftrace has not yet given a pointer
+      {0x00000000, 0x00000000},
+      {0xd4200000, 0xd4200000},  // brk #0
+  };
+  for (auto& e : endings) {
+    u8 last8[8];
+    for (int w = 0; w < 2; ++w)
+      for (int i = 0; i < 4; ++i) last8[4 * w + i] = static_cast<u8>(e[w] >> (8 * i));
+    EXPECT_EQ(okp::arm64::ftrace_ops_literal_bytes(last8), 0u) << std::hex << e[0] << " " << e[1];
+  }
+}

@@ -116,10 +116,36 @@ extern "C" void okp_seam_invariant_failed(const char* what, const char* file, in
   std::fprintf(stderr, "okprobes: invariant broken: %s (%s:%d)\n", what, file, line);
 }
 
+namespace okp_host {
+namespace {
+std::map<okp_addr_t, std::vector<uint8_t>>& fake_memory() {
+  static std::map<okp_addr_t, std::vector<uint8_t>> m;
+  return m;
+}
+}  // namespace
+void map_fake_memory(okp_addr_t addr, const void* data, size_t len) {
+  if (!len) {
+    fake_memory().clear();
+    return;
+  }
+  auto* bytes = static_cast<const uint8_t*>(data);
+  fake_memory()[addr] = std::vector<uint8_t>(bytes, bytes + len);
+}
+}  // namespace okp_host
+
 // Host memory is all readable except the null page, which stands in for an unmapped kernel
-// address so tests can reach the -EFAULT paths.
+// address so tests can reach the -EFAULT paths; kernel-half addresses are the fake memory
+// mapped by map_fake_memory() or unmapped.
 extern "C" int okp_seam_read_nofault(void* dst, okp_addr_t src, unsigned long len) {
   if (src < 4096) return -14;  // -EFAULT
+  if (src >= 0xffff800000000000ul) {
+    for (const auto& kv : okp_host::fake_memory())
+      if (src >= kv.first && len <= kv.second.size() && src - kv.first <= kv.second.size() - len) {
+        std::memcpy(dst, kv.second.data() + (src - kv.first), len);
+        return 0;
+      }
+    return -14;
+  }
   std::memcpy(dst, reinterpret_cast<const void*>(src), len);
   return 0;
 }
@@ -198,7 +224,15 @@ extern "C" const char* okp_seam_text_owner(okp_addr_t, unsigned long) { return n
 extern "C" okp_addr_t okp_seam_kernel_kprobe_in(okp_addr_t, unsigned long) { return 0; }
 extern "C" void* okp_seam_fence_kernel_kprobes(void* handle, okp_addr_t, okp_addr_t) { return handle; }
 extern "C" void okp_seam_unfence_kernel_kprobes(void*) {}
-extern "C" unsigned int okp_seam_indirect_thunks(struct okp_addr_range*, unsigned int) { return 0; }
+namespace {
+okp_addr_range g_thunks{0, 0};
+}  // namespace
+void okp_host::set_indirect_thunks(okp_addr_t start, okp_addr_t end) { g_thunks = {start, end}; }
+extern "C" unsigned int okp_seam_indirect_thunks(struct okp_addr_range* out, unsigned int max) {
+  if (g_thunks.start == g_thunks.end || max == 0) return 0;
+  out[0] = g_thunks;
+  return 1;
+}
 extern "C" int okp_seam_module_get(void*) { return 0; }
 extern "C" void okp_seam_module_put(void*) {}
 
@@ -223,7 +257,9 @@ extern "C" int okp_seam_poke_text(okp_addr_t addr, const void* bytes, const void
 }
 extern "C" void okp_seam_text_sync(void) { ++seam_counters().text_syncs; }
 // The detours' common entry: any address within reach of the slot area does on the host.
-extern "C" okp_addr_t okp_seam_detour_entry(void) { return reinterpret_cast<okp_addr_t>(okp_host::g_text); }
+extern "C" okp_addr_t okp_seam_detour_entry(int with_post) {
+  return reinterpret_cast<okp_addr_t>(okp_host::g_text) + (with_post ? 128 : 0);
+}
 extern "C" okp_addr_t okp_seam_detour_post_entry(void) {
   return reinterpret_cast<okp_addr_t>(okp_host::g_text) + 64;
 }
@@ -268,3 +304,11 @@ extern "C" unsigned int okp_seam_possible_cpus(void) { return 2; }
 
 // Return probes' stubs live in okprobes' text in the kernel; here they are plain memory.
 extern "C" const unsigned char okp_return_stubs[4096 * 16] = {};
+
+// The break hook's answer for a breakpoint no site explains (registry_test checks the core
+// tail-calls it with the trap's regs, and passes its answer on).
+okp_regs* g_not_ours_regs = nullptr;
+extern "C" int okp_seam_break_not_ours(okp_regs* regs) {
+  g_not_ours_regs = regs;
+  return 7;
+}

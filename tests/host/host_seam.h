@@ -40,4 +40,14 @@ okp_addr_t fake_function(const std::string& name);  // 0 when there is none
 // Resets the fake text to its pristine bytes and returns whether it still was (no leftover
 // breakpoint).
 bool fake_text_pristine();
+// What okp_seam_indirect_thunks() answers (the kernel's retpoline thunks): none by default.
+void set_indirect_thunks(okp_addr_t start, okp_addr_t end);  // start == end: none
+// Fake kernel memory okp_seam_read_nofault() reads (jump tables, thunk text at kernel
+// addresses the region checker computes): copied in; an empty data clears every mapping.
+// Any other kernel-half address reads as unmapped (-EFAULT), never as host memory.
+void map_fake_memory(okp_addr_t addr, const void* data, size_t len);
 }  // namespace okp_host
+
+// The regs okp_seam_break_not_ours (the break hook's "not ours" answer, 7 here) was last
+// called with.
+extern okp_regs* g_not_ours_regs;

@@ -123,11 +123,8 @@ TEST_F(Registry, SteppedHitRunsThePostHandlerAtTheSlotsTrap) {
 
 // okp_core_on_break_hook answers in a break hook's convention (arm64's): 0 taken, 1 ours but
 // refused, and otherwise what the glue's not_ours says, called with the trap's regs.
-okp_regs* g_not_ours_regs = nullptr;
-int not_ours_answer(okp_regs* regs) {
-  g_not_ours_regs = regs;
-  return 7;
-}
+// The glue's okp_seam_break_not_ours (tests/host/host_seam.cpp) records its regs in
+// g_not_ours_regs and answers 7.
 
 TEST_F(Registry, BreakHookConventionTakesStepsAndPassesOnWhatIsNotOurs) {
   okp_kprobe kp = probe("fake_mul", 4, pre_a, post_a);  // imul: copied to a slot
@@ -137,25 +134,71 @@ TEST_F(Registry, BreakHookConventionTakesStepsAndPassesOnWhatIsNotOurs) {
   okp_cpu_state cpu = {};
   g_not_ours_regs = nullptr;
   regs.ip = at + 1;
-  ASSERT_EQ(okp_core_on_break_hook(&regs, &cpu, not_ours_answer), 0) << "taken: 0";
+  ASSERT_EQ(okp_core_on_break_hook(&regs, &cpu), 0) << "taken: 0";
   EXPECT_EQ(cpu.depth, 1u);
   const okp_addr_t slot = regs.ip;
   regs.ip = slot + 4 + 1;  // the slot's own breakpoint
-  ASSERT_EQ(okp_core_on_break_hook(&regs, &cpu, not_ours_answer), 0) << "the step exit: taken";
+  ASSERT_EQ(okp_core_on_break_hook(&regs, &cpu), 0) << "the step exit: taken";
   EXPECT_EQ(regs.ip, at + 4);
   EXPECT_EQ(rec_.calls, (std::vector<std::string>{"pre_a", "post_a"}));
   EXPECT_EQ(cpu.depth, 0u);
   EXPECT_EQ(g_not_ours_regs, nullptr) << "not_ours runs only for a breakpoint that is not ours";
   // No site here, on an idle CPU and on a busy one: the glue's answer, for these regs.
   regs.ip = fake_function("fake_add_one") + 1;
-  EXPECT_EQ(okp_core_on_break_hook(&regs, &cpu, not_ours_answer), 7);
+  EXPECT_EQ(okp_core_on_break_hook(&regs, &cpu), 7);
   EXPECT_EQ(g_not_ours_regs, &regs);
   g_not_ours_regs = nullptr;
   cpu.depth = 1;  // a frame of someone's open (kind 0: no step of ours)
-  EXPECT_EQ(okp_core_on_break_hook(&regs, &cpu, not_ours_answer), 7);
+  EXPECT_EQ(okp_core_on_break_hook(&regs, &cpu), 7);
   EXPECT_EQ(g_not_ours_regs, &regs);
   EXPECT_EQ(cpu.depth, 1u);
   cpu.depth = 0;
+  EXPECT_EQ(kp.nhit, 1u);
+  okp_core_unregister_kprobe(&kp);
+}
+
+// okp_core_on_step_break_hook: the trap only a step's end raises. The idle hit's step ends
+// there (post handlers, resume after the original, frame closed); a step trap with no step of
+// ours open (no frame, or a frame that is not a step, or the wrong slot) is the glue's to
+// answer, and leaves the frames as they were.
+TEST_F(Registry, StepBreakHookEndsTheStepAndPassesOnWhatIsNoStep) {
+  okp_kprobe kp = probe("fake_mul", 4, pre_a, post_a);  // imul: copied to a slot
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  const okp_addr_t at = fake_function("fake_mul") + 4;
+  okp_regs regs = {};
+  okp_cpu_state cpu = {};
+  g_not_ours_regs = nullptr;
+  regs.ip = at + 1;
+  ASSERT_EQ(okp_core_on_break_hook(&regs, &cpu), 0) << "taken: 0";
+  ASSERT_EQ(cpu.depth, 1u);
+  const okp_addr_t slot = regs.ip;
+  // Not this step's exit (the slot's first byte): passed on, the step stays open.
+  regs.ip = slot + 1;
+  EXPECT_EQ(okp_core_on_step_break_hook(&regs, &cpu), 7);
+  EXPECT_EQ(g_not_ours_regs, &regs);
+  EXPECT_EQ(cpu.depth, 1u);
+  EXPECT_EQ(rec_.calls, (std::vector<std::string>{"pre_a"}));
+  g_not_ours_regs = nullptr;
+  regs.ip = slot + 4 + 1;  // the slot's own breakpoint
+  ASSERT_EQ(okp_core_on_step_break_hook(&regs, &cpu), 0) << "the step exit: taken";
+  EXPECT_EQ(regs.ip, at + 4);
+  EXPECT_EQ(rec_.calls, (std::vector<std::string>{"pre_a", "post_a"}));
+  EXPECT_EQ(cpu.depth, 0u);
+  EXPECT_EQ(cpu.frames[0].kind, 0u);
+  EXPECT_EQ(g_not_ours_regs, nullptr);
+  // The same trap again, idle CPU: nobody's step.
+  regs.ip = slot + 4 + 1;
+  EXPECT_EQ(okp_core_on_step_break_hook(&regs, &cpu), 7);
+  EXPECT_EQ(g_not_ours_regs, &regs);
+  EXPECT_EQ(cpu.depth, 0u);
+  // A frame open that is no step (kind 0).
+  g_not_ours_regs = nullptr;
+  cpu.depth = 1;
+  EXPECT_EQ(okp_core_on_step_break_hook(&regs, &cpu), 7);
+  EXPECT_EQ(g_not_ours_regs, &regs);
+  EXPECT_EQ(cpu.depth, 1u);
+  cpu.depth = 0;
+  EXPECT_EQ(rec_.calls, (std::vector<std::string>{"pre_a", "post_a"}));
   EXPECT_EQ(kp.nhit, 1u);
   okp_core_unregister_kprobe(&kp);
 }

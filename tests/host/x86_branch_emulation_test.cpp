@@ -7,6 +7,7 @@
 
 #include <initializer_list>
 
+#include "arch/x86/insn_emulate.h"
 #include "arch/x86/insn_plan.h"
 #include "host_seam.h"
 #include "x86_plan_test_helpers.h"

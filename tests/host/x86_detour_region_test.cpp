@@ -166,7 +166,10 @@ TEST(DetourRegion, JumpTableIsRefusedAsUnbounded) {
                             0x00, 0x00, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x20, 0xc3};
   auto c = check(f, 14);  // a region away from the jump: the jump may still target it
   ASSERT_FALSE(c.ok);
-  EXPECT_NE(c.reason.find("not a tail call (32 bytes on the stack)"), std::string::npos) << c.reason;
+  // Its table (at 0, unmapped) cannot be read: refused before any entry can be checked
+  // (x86_jump_table_test.cpp has the tables that can).
+  EXPECT_NE(c.reason.find("indirect jump at +0x7: cannot read its jump table at 0"),
+            std::string::npos) << c.reason;
 }
 
 TEST(DetourRegion, FramePointerEpiloguesRestoreTheDepth) {
@@ -261,4 +264,58 @@ TEST(DetourRegion, OutsideJumpTargetsAreTheColdPartCandidates) {
   okp_addr_t targets[4];
   ASSERT_EQ(okp::x86::outside_jump_targets(text_at(kBase, bytes), targets, 4), 1u);
   EXPECT_EQ(targets[0], kBase + 0x1000);
+}
+
+namespace {
+
+// The checked size of a function, as plan_detour gives the check: its extent's code.
+Check check_code(const std::vector<okp::u8>& bytes, size_t at) {
+  FunctionText fn{kBase, bytes.data(), bytes.size()};
+  fn.size = okp::x86::code_size(fn);
+  auto r = okp::x86::check_detour_region(fn, kBase + at, nullptr, 0);
+  if (r.is_error()) return {false, r.error().reason(), {}};
+  return {true, "", r.value()};
+}
+
+}  // namespace
+
+// A module section's last function: its extent runs over the loader's zero fill up to the
+// next section's first symbol. Five zeros after `ret; int3` decode as two `add %al,(%rax)`
+// and a byte that does not decode; okp_ot_jump_table on the test-debug kernel was refused for
+// it ("the function does not decode at +0x7f").
+TEST(DetourRegion, ZeroFillAfterTheLastInstructionIsNoCode) {
+  std::vector<okp::u8> f = kSimple;  // ends in ret
+  f.push_back(0xcc);                 // int3 (straight-line speculation)
+  const size_t code = f.size();
+  for (int i = 0; i < 5; ++i) f.push_back(0x00);
+  FunctionText fn{kBase, f.data(), f.size()};
+  EXPECT_EQ(okp::x86::code_size(fn), code);
+  auto whole = check(f, 1);
+  ASSERT_FALSE(whole.ok) << "the unfixed check must fail here for the test to mean anything";
+  EXPECT_NE(whole.reason.find("does not decode"), std::string::npos) << whole.reason;
+  auto trimmed = check_code(f, 1);
+  EXPECT_TRUE(trimmed.ok) << trimmed.reason;
+  // Nothing to cut: no zeros, or an even run (decodable) as well.
+  FunctionText plain{kBase, kSimple.data(), kSimple.size()};
+  EXPECT_EQ(okp::x86::code_size(plain), kSimple.size());
+}
+
+TEST(DetourRegion, ZerosAfterAnInstructionThatFallsThroughAreKept) {
+  // mov rax,rdi; add rax,1 then zeros: the flow runs into them, so they are what runs next
+  // (however odd) and the function stays whole: the check still refuses what it cannot decode.
+  std::vector<okp::u8> f = {0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0x00, 0x00, 0x00};
+  FunctionText fn{kBase, f.data(), f.size()};
+  EXPECT_EQ(okp::x86::code_size(fn), f.size());
+  EXPECT_FALSE(check_code(f, 0).ok);
+}
+
+TEST(DetourRegion, ZerosInsideTheLastInstructionAreNotCut) {
+  // mov rax,rdi; add rax,1; jmp rel32 +0x1000 (e9 00 10 00 00), a tail call whose displacement
+  // ends in zeros, then three zeros of fill: the cut is after the jmp, not inside it.
+  std::vector<okp::u8> f = {0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0xe9, 0x00, 0x10, 0x00, 0x00,
+                            0x00, 0x00, 0x00};
+  FunctionText fn{kBase, f.data(), f.size()};
+  EXPECT_EQ(okp::x86::code_size(fn), 12u);
+  auto c = check_code(f, 0);
+  EXPECT_TRUE(c.ok) << c.reason;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arch/x86/kernel_walk.h"
+#include "host_seam.h"
 
 namespace {
 
@@ -86,6 +87,32 @@ TEST(X86KernelWalk, HiddenIndirectJumpFencesTheWholeFunction) {
   ASSERT_EQ(okp::arch::kernel_kprobe_fences(start + 3, 1, 1, start, fn.size(), no_recovery, f), 1u);
   EXPECT_EQ(f[0].start, start);
   EXPECT_EQ(f[0].end, start + fn.size());
+}
+
+// A tail call through a retpoline thunk (`jmp __x86_indirect_thunk_rax`, rel32) is an indirect
+// jump to the kernel's can_optimize(): hidden under okprobes' int3, the whole function is fenced.
+// A call to a thunk is not (the kernel does not count calls).
+TEST(X86KernelWalk, HiddenJumpToARetpolineThunkFencesTheWholeFunction) {
+  std::vector<okp::u8> fn = {0x48, 0x89, 0xf8, 0xe9, 0, 0, 0, 0, 0x90, 0x90, 0xc3};
+  std::vector<okp::u8> thunks(64, 0xcc);
+  const okp_addr_t start = reinterpret_cast<okp_addr_t>(fn.data());
+  const okp_addr_t thunk = reinterpret_cast<okp_addr_t>(thunks.data()) + 32;
+  const okp::i32 rel = static_cast<okp::i32>(thunk - (start + 8));
+  if (static_cast<okp_addr_t>(start + 8 + rel) != thunk) GTEST_SKIP() << "heap too far apart for rel32";
+  __builtin_memcpy(fn.data() + 4, &rel, 4);
+  okp::arch::KernelFence f[okp::arch::kMaxKernelFences];
+  // No thunks known: a jump out of the function needs no fence beyond the misread bytes.
+  ASSERT_EQ(okp::arch::kernel_kprobe_fences(start + 3, 1, 1, start, fn.size(), no_recovery, f), 1u);
+  EXPECT_EQ(f[0].start, start + 3);  // not the whole function
+  okp_host::set_indirect_thunks(reinterpret_cast<okp_addr_t>(thunks.data()),
+                                reinterpret_cast<okp_addr_t>(thunks.data()) + thunks.size());
+  ASSERT_EQ(okp::arch::kernel_kprobe_fences(start + 3, 1, 1, start, fn.size(), no_recovery, f), 1u);
+  EXPECT_EQ(f[0].start, start);
+  EXPECT_EQ(f[0].end, start + fn.size());
+  fn[3] = 0xe8;  // call the thunk instead
+  ASSERT_EQ(okp::arch::kernel_kprobe_fences(start + 3, 1, 1, start, fn.size(), no_recovery, f), 1u);
+  EXPECT_EQ(f[0].start, start + 3);
+  okp_host::set_indirect_thunks(0, 0);
 }
 
 }  // namespace

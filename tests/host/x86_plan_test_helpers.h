@@ -8,6 +8,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "arch/x86/insn_emulate.h"
 #include "arch/x86/insn_plan.h"
 #include "host_seam.h"
 

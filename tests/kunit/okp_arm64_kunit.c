@@ -58,7 +58,7 @@ extern long okp_a64_store_var, okp_a64_excl_var;
 struct okp_a64_obs {
 	unsigned int pre_calls, post_calls;
 	unsigned long pre_pc, pre_sp, pre_x0, pre_x1, pre_pstate;
-	unsigned long post_pc, post_sp, post_x0;
+	unsigned long post_pc, post_sp, post_x0, post_pstate;
 };
 
 struct okp_a64_probe {
@@ -87,9 +87,12 @@ static void okp_a64_post(struct okp_kprobe *kp, struct pt_regs *regs, unsigned l
 	p->obs.post_pc = regs->pc;
 	p->obs.post_sp = regs->sp;
 	p->obs.post_x0 = regs->regs[0];
+	p->obs.post_pstate = regs->pstate;
 }
 
 enum okp_a64_kind { OKP_A64_SIMULATED, OKP_A64_STEPPED };
+
+#define OKP_A64_DAIF (PSR_D_BIT | PSR_A_BIT | PSR_I_BIT | PSR_F_BIT)
 
 struct okp_a64_call {
 	long a, b, expect;
@@ -238,6 +241,14 @@ static void okp_a64_run(struct kunit *test, const struct okp_a64_case *c, bool p
 			continue;
 		KUNIT_EXPECT_EQ(test, p->obs.post_calls, 1U);
 		KUNIT_EXPECT_EQ(test, (long)(p->obs.post_sp - p->obs.pre_sp), c->sp_delta);
+		/*
+		 * The slot ran with D, A, I and F masked; the post_handler sees the frame the
+		 * probed code resumes with, whose DAIF must be the trap's exactly again.
+		 */
+		if (c->kind == OKP_A64_STEPPED)
+			KUNIT_EXPECT_EQ_MSG(test, p->obs.post_pstate & OKP_A64_DAIF,
+					    p->obs.pre_pstate & OKP_A64_DAIF, "%s: DAIF after the step",
+					    c->name);
 		if (c->post_pc == (void *)1) {
 			/* A conditional branch: taken or not, pc is one of two places. */
 			KUNIT_EXPECT_TRUE(test, p->obs.post_pc == (unsigned long)c->insn + 4 ||

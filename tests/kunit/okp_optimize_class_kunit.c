@@ -195,3 +195,84 @@ void okprobes_optimize_branch_into_region_past_label(struct kunit *test)
 	okp_ot_run_into_region(test, okp_ot_into_region_past_label,
 			       &okp_ot_into_region_past_label_site);
 }
+
+/*
+ * --- A bounded jump table: the region check resolves its entries. ---
+ * One probe whose region only entry 0 lands on (its first byte) is optimized, and the switch
+ * computes the same for every value; one whose region entry 3 lands inside is refused, with
+ * the entry named, and works as a breakpoint.
+ */
+void okprobes_optimize_jump_table(struct kunit *test)
+{
+	static const long bs[] = { 0, 5, -100 };
+	const u8 *good = okp_ot_at(okp_ot_jump_table, okp_ot_jump_table_site.probe);
+	const u8 *into = okp_ot_at(okp_ot_jump_table, okp_ot_jump_table_into_site.probe);
+	const unsigned int good_len = okp_ot_jump_table_site.end - okp_ot_jump_table_site.probe;
+	const unsigned int into_len =
+		okp_ot_jump_table_into_site.end - okp_ot_jump_table_into_site.probe;
+	u8 good_orig[OKP_OT_REGION_MAX], into_orig[OKP_OT_REGION_MAX];
+	unsigned long good_hits = 0, into_hits = 0;
+	struct okp_ot_probe *p, *q;
+	unsigned int i;
+	long a;
+
+	KUNIT_ASSERT_GE(test, good_len, (unsigned int)OKP_OT_JMP_SIZE);
+	KUNIT_ASSERT_GE(test, into_len, (unsigned int)OKP_OT_JMP_SIZE);
+	KUNIT_ASSERT_LE(test, good_len, (unsigned int)sizeof(good_orig));
+	KUNIT_ASSERT_LE(test, into_len, (unsigned int)sizeof(into_orig));
+	memcpy(good_orig, good, good_len);
+	memcpy(into_orig, into, into_len);
+	for (a = -3; a <= 10; a++)
+		for (i = 0; i < ARRAY_SIZE(bs); i++)
+			KUNIT_EXPECT_EQ_MSG(test, okp_ot_jump_table(a, bs[i]),
+					    okp_ot_expect_jump_table(a, bs[i]),
+					    "unprobed f(%ld, %ld)", a, bs[i]);
+
+	p = okp_ot_new(test, 1, good, false);
+	q = okp_ot_new(test, 2, into, false);
+	KUNIT_ASSERT_EQ(test, okp_ot_register(p), 0);
+	KUNIT_ASSERT_EQ(test, okp_ot_register(q), 0);
+	okp_wait_for_optimizer();
+	OKP_OT_ASSERT_OPTIMIZED(test, p);
+	KUNIT_EXPECT_EQ(test, okp_t_byte(good), (u8)OKP_OT_JMP32);
+	/* Asserted before any call with a & 7 == 3, which would land inside the jmp rel32. */
+	KUNIT_ASSERT_FALSE_MSG(test, okp_ot_optimized(q),
+			       "%pS optimized although jump-table entry 3 lands inside its region",
+			       into);
+	KUNIT_EXPECT_TRUE_MSG(test, okp_t_has(okp_kprobe_reason(&q->kp), "jump table at +0x") &&
+			      okp_t_has(okp_kprobe_reason(&q->kp), "entry 3 targets") &&
+			      okp_t_has(okp_kprobe_reason(&q->kp), "inside the region"),
+			      "reason: '%s'", okp_kprobe_reason(&q->kp));
+	kunit_info(test, "reason: '%s'\n", okp_kprobe_reason(&q->kp));
+	KUNIT_EXPECT_EQ(test, okp_t_byte(into), (u8)OKP_T_INT3);
+
+	for (a = -3; a <= 10; a++)
+		for (i = 0; i < ARRAY_SIZE(bs); i++) {
+			long b = bs[i];
+
+			okp_ot_clear(p);
+			okp_ot_clear(q);
+			KUNIT_EXPECT_EQ_MSG(test, okp_ot_jump_table(a, b),
+					    okp_ot_expect_jump_table(a, b), "probed f(%ld, %ld)",
+					    a, b);
+			KUNIT_EXPECT_EQ_MSG(test, p->hits, (a & 7) == 0 ? 1U : 0U, "f(%ld, %ld)", a, b);
+			KUNIT_EXPECT_EQ_MSG(test, q->hits, (a & 7) == 2 ? 1U : 0U, "f(%ld, %ld)", a, b);
+			if ((a & 7) == 0) {
+				good_hits++;
+				okp_ot_expect_regs(test, p, a, b);
+			}
+			if ((a & 7) == 2)
+				into_hits++;
+		}
+	KUNIT_EXPECT_EQ(test, p->kp.nhit, good_hits);
+	KUNIT_EXPECT_EQ(test, q->kp.nhit, into_hits);
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
+
+	okp_ot_unregister(p);
+	okp_ot_unregister(q);
+	KUNIT_EXPECT_EQ(test, memcmp(good, good_orig, good_len), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(into, into_orig, into_len), 0);
+	for (a = -3; a <= 10; a++)
+		KUNIT_EXPECT_EQ_MSG(test, okp_ot_jump_table(a, 1), okp_ot_expect_jump_table(a, 1),
+				    "unregistered f(%ld, 1)", a);
+}

@@ -31,6 +31,7 @@ static struct kunit_case okp_optimize_cases[] = {
 	KUNIT_CASE_PARAM(okprobes_optimize_class, okp_ot_class_gen_params),
 	KUNIT_CASE(okprobes_optimize_branch_into_region),
 	KUNIT_CASE(okprobes_optimize_branch_into_region_past_label),
+	KUNIT_CASE(okprobes_optimize_jump_table),
 	KUNIT_CASE(okprobes_optimize_post_handler),
 	KUNIT_CASE(okprobes_optimize_post_handler_joins),
 	KUNIT_CASE(okprobes_optimize_redirect),

@@ -42,6 +42,8 @@ OKP_OT_TARGET(alu);
 OKP_OT_TARGET(skip);
 OKP_OT_TARGET(into_region);
 OKP_OT_TARGET(into_region_past_label);
+OKP_OT_TARGET(jump_table);
+extern const struct okp_ot_site okp_ot_jump_table_into_site;	/* in okp_ot_jump_table */
 
 extern const u32 okp_ot_skip_to_off;
 extern long okp_ot_store;
@@ -103,6 +105,14 @@ static inline long okp_ot_expect_skip(long a, long b)
 static inline long okp_ot_expect_into_region(long a, long b)
 {
 	return b ? a + 100 + b : a;
+}
+
+/* okp_ot_jump_table: a switch on a & 7 (optimize_targets_x86.S). */
+static inline long okp_ot_expect_jump_table(long a, long b)
+{
+	static const long add[8] = { 1000, 2000, 3 + 5, 5, 40, 7, 7, 7 };
+
+	return b + add[a & 7];
 }
 
 /* The inputs every target is called with: a < b, a > b, a == b, negatives, zeros. */
@@ -177,6 +187,7 @@ void okp_ot_case_desc(const struct okp_ot_case *c, char *desc);
 void okprobes_optimize_class(struct kunit *test);
 void okprobes_optimize_branch_into_region(struct kunit *test);
 void okprobes_optimize_branch_into_region_past_label(struct kunit *test);
+void okprobes_optimize_jump_table(struct kunit *test);
 void okprobes_optimize_post_handler(struct kunit *test);
 void okprobes_optimize_post_handler_joins(struct kunit *test);
 void okprobes_optimize_redirect(struct kunit *test);

@@ -229,6 +229,61 @@ OKP_LABEL(okp_ot_into_region_label)
 	OKP_OT_RET
 SYM_FUNC_END(okp_ot_into_region_past_label)
 
+/*
+ * A bounded switch on a & 7 through a jump table, as GCC emits one where jump tables are on
+ * (non-PIC: jmp *table(,%idx,8), 8-byte absolute entries in .rodata, bounded by cmp + ja;
+ * every case starts with ENDBR, as an IBT kernel needs of an indirect jump's target):
+ *   0: b + 1000   1: b + 2000   2: b + 3 + 5 (falls into 3)   3: b + 5   4: b + 40
+ *   5..7 (default): b + 7
+ * Two probes: jump_table, case 0's add, whose region no entry lands in (optimizable);
+ * jump_table_into, case 2's add then case 3's ENDBR, whose region entry 3 lands inside (never
+ * optimizable). The function keeps no frame: the tail-call rule alone would accept both.
+ */
+SYM_FUNC_START(okp_ot_jump_table)
+	OKP_OT_PROLOGUE
+	movq %rdi, %rax
+	andq $7, %rax
+	cmpq $4, %rax
+	ja .Lot_jt_default
+	ANNOTATE_RETPOLINE_SAFE
+	jmp *.Lot_jt_table(,%rax,8)
+.Lot_jt_case0:
+	ENDBR
+.Lot_jump_table_probe:
+	addq $1000, %rsi
+.Lot_jump_table_end:
+	jmp .Lot_jt_out
+.Lot_jt_case1:
+	ENDBR
+	addq $2000, %rsi
+	jmp .Lot_jt_out
+.Lot_jt_case2:
+	ENDBR
+.Lot_jump_table_into_probe:
+	addq $3, %rsi
+.Lot_jt_case3:
+	ENDBR
+	addq $5, %rsi
+.Lot_jump_table_into_end:
+	jmp .Lot_jt_out
+.Lot_jt_case4:
+	ENDBR
+	addq $40, %rsi
+	jmp .Lot_jt_out
+.Lot_jt_default:
+	addq $7, %rsi
+.Lot_jt_out:
+	movq %rsi, %rax
+	OKP_OT_RET
+SYM_FUNC_END(okp_ot_jump_table)
+
+	/* Anonymous, as GCC's are: objtool takes an unnamed .rodata table for a switch's. */
+	.section .rodata
+	.balign 8
+.Lot_jt_table:
+	.quad .Lot_jt_case0, .Lot_jt_case1, .Lot_jt_case2, .Lot_jt_case3, .Lot_jt_case4
+	.text
+
 /* Where each probe goes and where its region ends, as offsets from the function. */
 .macro OKP_OT_SITE name
 SYM_DATA(okp_ot_\name\()_site, \
@@ -248,4 +303,7 @@ SYM_DATA(okp_ot_\name\()_site, \
 	OKP_OT_SITE skip
 	OKP_OT_SITE into_region
 	OKP_OT_SITE into_region_past_label
+	OKP_OT_SITE jump_table
+SYM_DATA(okp_ot_jump_table_into_site, .long .Lot_jump_table_into_probe - okp_ot_jump_table, \
+	 .Lot_jump_table_into_end - okp_ot_jump_table)
 SYM_DATA(okp_ot_skip_to_off, .long .Lot_skip_to - okp_ot_skip)

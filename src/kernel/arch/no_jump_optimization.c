@@ -17,7 +17,7 @@ int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, u
 
 void okp_seam_text_sync(void) {}
 
-okp_addr_t okp_seam_detour_entry(void)
+okp_addr_t okp_seam_detour_entry(int with_post)
 {
 	return 0;
 }

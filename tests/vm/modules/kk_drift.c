@@ -26,6 +26,8 @@ unsigned long okp_kkd_fn(unsigned long x);
 extern const u32 okp_kkd_boundaries[7];	/* A..G */
 unsigned long okp_kkd_branch_fn(unsigned long x);
 extern const u32 okp_kkd_branch_offsets[2];	/* B (jnz), Y (4 bytes before its target) */
+unsigned long okp_kkd_thunk_fn(unsigned long x, unsigned long (*fn)(unsigned long));
+extern const u32 okp_kkd_thunk_offsets[2];	/* A (first instruction), J (jmp to a thunk) */
 #define KKD_A 0
 #define KKD_C 2
 #define KKD_G 6
@@ -64,6 +66,19 @@ static uint mirror_nonboundary;
 module_param(mirror_nonboundary, uint, 0444);
 static bool mirror_optimized;
 module_param(mirror_optimized, bool, 0444);
+/* Instead: okprobes' int3 on okp_kkd_thunk_fn's jump to a retpoline thunk (J), which hides
+ * an indirect jump from the kernel's can_optimize(): the whole function must be fenced, so
+ * the kernel's register_kprobe() at A (far from J, accepted before) says -EINVAL.
+ * thunk_form: the byte at J before okprobes' int3 (0xe9: the jump to the thunk is there, not
+ * rewritten by the kernel's alternatives into `jmp *%r11`). */
+static bool thunk;
+module_param(thunk, bool, 0444);
+static int thunk_before = 1;
+module_param(thunk_before, int, 0444);
+static int thunk_result = 1;
+module_param(thunk_result, int, 0444);
+static uint thunk_form;
+module_param(thunk_form, uint, 0444);
 module_param_string(verdict, verdict, sizeof(verdict), 0444);
 
 static unsigned long okp_hits;
@@ -216,6 +231,49 @@ static int branch_check(void)
 	return 0;
 }
 
+static int thunk_check(void)
+{
+	struct kprobe kp = { .pre_handler = kernel_count };
+	unsigned long addr_a = (unsigned long)okp_kkd_thunk_fn + okp_kkd_thunk_offsets[0];
+	unsigned long addr_j = (unsigned long)okp_kkd_thunk_fn + okp_kkd_thunk_offsets[1];
+	unsigned long i, r;
+	u8 form = 0;
+	int ret;
+
+	if (copy_from_kernel_nofault(&form, (void *)addr_j, 1))
+		fail("cannot read okp_kkd_thunk_fn+%u", okp_kkd_thunk_offsets[1]);
+	thunk_form = form;
+	kp.addr = (void *)addr_a;
+	thunk_before = register_kprobe(&kp);
+	if (thunk_before == 0)
+		unregister_kprobe(&kp);
+	memset(&okp, 0, sizeof(okp));
+	okp.addr = (void *)addr_j;
+	okp.pre_handler = okp_count;
+	ret = okp_register_kprobe(&okp);
+	if (ret) {
+		fail("okp_register_kprobe(okp_kkd_thunk_fn+%u) = %d", okp_kkd_thunk_offsets[1], ret);
+		goto out;
+	}
+	memset(&kp, 0, sizeof(kp));
+	kp.addr = (void *)addr_a;
+	kp.pre_handler = kernel_count;
+	thunk_result = register_kprobe(&kp);
+	if (thunk_result == 0)
+		unregister_kprobe(&kp);
+	for (i = 0; i < 10; i++) {
+		r = okp_kkd_thunk_fn(i, NULL);
+		if (r != (i + 1) * 2)
+			fail("okp_kkd_thunk_fn(%lu) = %lu", i, r);
+	}
+	okp_unregister_kprobe(&okp);
+	pr_info("OKP-KKD: thunk: byte at J %#x; register_kprobe(A) = %d before okprobes' int3 on J, %d with it\n",
+		thunk_form, thunk_before, thunk_result);
+out:
+	strscpy(verdict, failed ? "FAIL" : "PASS", sizeof(verdict));
+	return 0;
+}
+
 static int mirror_check(void)
 {
 	struct kprobe kp = { .pre_handler = kernel_count };
@@ -263,6 +321,8 @@ static int __init kk_drift_init(void)
 		return branch_check();
 	if (mirror)
 		return mirror_check();
+	if (thunk)
+		return thunk_check();
 	if ((site != KKD_A && site != KKD_C) || end > KKD_MAX_BYTES)
 		return -EINVAL;
 	if (okprobe_on())

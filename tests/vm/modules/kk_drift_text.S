@@ -38,6 +38,23 @@ SYM_FUNC_START(okp_kkd_branch_fn)
 		RET
 SYM_FUNC_END(okp_kkd_branch_fn)
 
+/*
+ * okp_kkd_thunk_fn(x, fn) = (x + 1) * 2 when fn is NULL, else a tail call fn(x) through a
+ * retpoline thunk: `jmp __x86_indirect_thunk_r11` (J), an indirect jump to the kernel's
+ * can_optimize(). okprobes' int3 on J hides it from the kernel, so okprobes must fence the
+ * whole function (tests/vm/modules/kk_drift.c thunk=1). The tests never pass a fn.
+ */
+SYM_FUNC_START(okp_kkd_thunk_fn)
+.Lkkt_a:	.byte 0x48, 0x8d, 0x47, 0x01			/* lea 1(%rdi),%rax */
+		.byte 0x48, 0x85, 0xf6				/* test %rsi,%rsi */
+		.byte 0x74, 0x08				/* jz .Lkkt_r */
+		.byte 0x49, 0x89, 0xf3				/* mov %rsi,%r11 */
+.Lkkt_j:	.byte 0xe9					/* jmp __x86_indirect_thunk_r11 */
+		.long __x86_indirect_thunk_r11 - . - 4
+.Lkkt_r:	.byte 0x48, 0x01, 0xc0				/* add %rax,%rax */
+		RET
+SYM_FUNC_END(okp_kkd_thunk_fn)
+
 /* A neighbour, so that kallsyms ends okp_kkd_fn where it ends: as the last symbol of the
  * module's text it would be given the bytes after it too, which do not decode (6.12). */
 SYM_FUNC_START(okp_kkd_after)
@@ -52,6 +69,10 @@ SYM_DATA_START(okp_kkd_boundaries)
 	.long .Lkkd_d - okp_kkd_fn, .Lkkd_e - okp_kkd_fn, .Lkkd_f - okp_kkd_fn
 	.long .Lkkd_g - okp_kkd_fn
 SYM_DATA_END(okp_kkd_boundaries)
+/* okp_kkd_thunk_fn's first instruction (A) and its jump to the thunk (J). */
+SYM_DATA_START(okp_kkd_thunk_offsets)
+	.long .Lkkt_a - okp_kkd_thunk_fn, .Lkkt_j - okp_kkd_thunk_fn
+SYM_DATA_END(okp_kkd_thunk_offsets)
 /* okp_kkd_branch_fn's jnz (B) and the kernel kprobe's place (Y). */
 SYM_DATA_START(okp_kkd_branch_offsets)
 	.long .Lkkb_b - okp_kkd_branch_fn, .Lkkb_y - okp_kkd_branch_fn

@@ -4,7 +4,6 @@
  * with reasons grouped into classes (numbers and symbol names taken out), and the report
  * (debugfs "coverage": the OKP-COVERAGE lines) and state line.
  */
-#include <linux/ctype.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -14,6 +13,7 @@
 #include <okprobes/okprobes.h>
 #include "sweep.h"
 #include "sweep_coverage.h"
+#include "sweep_reason_mask.h"
 
 #define CLASS_LEN 120
 #define MAX_CLASSES 240
@@ -59,24 +59,11 @@ static unsigned int nexamples;
  */
 static void normalize(const char *r, char *out, size_t len)
 {
-	char norm[OKP_REASON_MAX + 8], *o = norm, *end = norm + sizeof(norm) - 4, *w;
-	const char *p = r;
+	char norm[OKP_REASON_MAX + 8], *w;
 	size_t n;
 
-	while (*p && o < end) {
-		if (p[0] == '0' && p[1] == 'x' && isxdigit(p[2])) {
-			for (p += 2; isxdigit(*p); p++)
-				;
-			*o++ = 'X';
-		} else if (isdigit(*p) && (p == r || !isalpha(p[-1]))) {
-			while (isdigit(*p))
-				p++;
-			*o++ = 'N';
-		} else {
-			*o++ = *p++;
-		}
-	}
-	*o = '\0';
+	/* 3 bytes of headroom, for a name shorter than the "SYM" written over it below. */
+	sweep_mask_numbers(r, norm, sizeof(norm) - 3);
 	w = norm + strlen("not optimized: ");
 	if (strstarts(norm, "not optimized: ") &&
 	    (strstr(w, " (the symbol") || strstr(w, " (the function's cold part)") ||

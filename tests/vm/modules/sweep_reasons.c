@@ -4,7 +4,6 @@
  * names taken out), each class with a first example; notes and failures kept for the report
  * and logged (rate-limited).
  */
-#include <linux/ctype.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/printk.h>
@@ -15,6 +14,7 @@
 #include <asm/insn.h>
 #include <okprobes/okprobes.h>
 #include "sweep.h"
+#include "sweep_reason_mask.h"
 #include "sweep_state.h"
 
 #define MAX_CLASSES 160
@@ -58,23 +58,9 @@ void sweep_count_errno(enum sweep_kind kind, int err)
  */
 void sweep_classify(const char *r, char *out, size_t len)
 {
-	char norm[OKP_REASON_MAX + 8], *colon, *br, *o = norm, *end = norm + sizeof(norm) - 1;
-	const char *p = r;
+	char norm[OKP_REASON_MAX + 8], *colon, *br;
 
-	while (*p && o < end) {
-		if (p[0] == '0' && p[1] == 'x' && isxdigit(p[2])) {
-			for (p += 2; isxdigit(*p); p++)
-				;
-			*o++ = 'X';
-		} else if (isdigit(*p) && (p == r || !isalpha(p[-1]))) {
-			while (isdigit(*p))
-				p++;
-			*o++ = 'N';
-		} else {
-			*o++ = *p++;
-		}
-	}
-	*o = '\0';
+	sweep_mask_numbers(r, norm, sizeof(norm));
 	colon = strstr(norm, ": ");
 	br = strstr(norm, " [");
 	if (colon && (!br || colon < br)) {

@@ -19,9 +19,14 @@ check "okprobes' own break hook is on the trap path" \
   grep -q '	okp_brk_hook	\[trap path, reached from the trap entry\]$' $bl
 check "the core's breakpoint entry, reached from the hook" \
   grep -q '	okp_core_on_break_hook	\[trap path, reached from okp_brk_hook\]$' $bl
-# The core tail-calls the hook's not_ours through a pointer: a root of its own.
-check "the hook's not-ours check, which the core calls through a pointer, is on the trap path" \
-  grep -q '	okp_brk_not_ours	\[trap path, reached from the trap entry\]$' $bl
+# The step-ending BRK has its own hook and core entry: a root of its own.
+check "okprobes' step hook is on the trap path" \
+  grep -q '	okp_brk_step_hook	\[trap path, reached from the trap entry\]$' $bl
+check "the core's step entry, reached from the step hook" \
+  grep -q '	okp_core_on_step_break_hook	\[trap path, reached from okp_brk_step_hook\]$' $bl
+# The core tail-calls the glue's not-ours check by name (a root of its own too).
+check "the glue's not-ours check, which the core tail-calls, is on the trap path" \
+  grep -Eq '	okp_seam_break_not_ours	\[trap path, reached from (the trap entry|okp_core_on_break_hook)\]$' $bl
 # okprobes' hook calls copy_from_kernel_nofault(); in a module far from the kernel (Debian's
 # randomized module region) through a PLT veneer, which the walk must follow to the kernel.
 check "the kernel function okprobes' hook calls is on the trap path (copy_from_kernel_nofault)" \

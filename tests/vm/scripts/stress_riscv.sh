@@ -8,16 +8,11 @@
 # "# SKIP" with the reason, the churn stress runs on a function entry (ftrace, entry=1) and the
 # return-probe stress as everywhere (its entries are ftrace sites).
 # Prints TAP lines; exits non-zero if any check failed.
-n=0 failed=0
-check() { # description, then a command
-  desc=$1; shift; n=$((n + 1))
-  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
-}
+. /okp/tap.sh	# n, failed, check, is, gt, ge, stress_check
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 d=/sys/kernel/debug/okprobes
 call=/sys/kernel/debug/okp_target/call
 hits() { sed -n "s/.* $1+.* hits=\([0-9]*\).*/\1/p" $d/list | head -1; }
-is() { [ "$1" = "$2" ]; }
 if grep -q ' kgdb_handle_exception$' /proc/kallsyms; then kgdb=1; else kgdb=; fi
 no_kgdb="no KGDB in this kernel: okprobes serves no breakpoint probes here"
 check "this guest runs on 4 CPUs" is "$(grep -c '^processor' /proc/cpuinfo)" 4
@@ -51,33 +46,24 @@ fi
 # 2. Breakpoint stress: callers vs. a registrar churning probes at the steady site and the
 #    next instruction (tests/vm/modules/stress.c).
 if [ -n "$kgdb" ]; then
-  insmod /okp/okp_stress.ko min_cycles=${STRESS_CYCLES:-2000} calls=${STRESS_CALLS:-1000000} \
-    sleep_every=${SLEEP_EVERY:-256}
-  line=$(dmesg | grep OKP-STRESS | tail -1); echo "$line"
-  check "stress: exact count, real results, no failed registration" sh -c "echo '$line' | grep -q 'OKP-STRESS: PASS'"
-  rmmod okp_stress
+  stress_check "stress: exact count, real results, no failed registration" okp_stress OKP-STRESS \
+    min_cycles=${STRESS_CYCLES:-2000} calls=${STRESS_CALLS:-1000000} sleep_every=${SLEEP_EVERY:-256}
 else
   insmod /okp/okp_stress.ko min_cycles=1 calls=1 2>/dev/null
   check "stress: its steady breakpoint probe is refused with -EOPNOTSUPP and the no-KGDB reason" \
     sh -c "dmesg | grep -q 'OKP-STRESS: FAIL cannot register the steady probe: -95 no breakpoint probes: without CONFIG_KGDB'"
   skip "stress at the steady site and the next instruction (breakpoints)" "$no_kgdb"
   # The same churn on a function entry, served by ftrace (entry=1: the steady site only).
-  insmod /okp/okp_stress.ko entry=1 min_cycles=${STRESS_CYCLES:-2000} calls=${STRESS_CALLS:-1000000} \
+  stress_check "stress on a function entry (ftrace): exact count, real results, no failed registration" \
+    okp_stress OKP-STRESS entry=1 min_cycles=${STRESS_CYCLES:-2000} calls=${STRESS_CALLS:-1000000} \
     sleep_every=${SLEEP_EVERY:-256}
-  line=$(dmesg | grep OKP-STRESS | tail -1); echo "$line"
-  check "stress on a function entry (ftrace): exact count, real results, no failed registration" \
-    sh -c "echo '$line' | grep -q 'OKP-STRESS: PASS'"
-  rmmod okp_stress
 fi
 
 # 3. Return-probe stress (tests/vm/modules/retstress.c): entries through ftrace (the C
 #    function's patchable entry), on either kernel.
-insmod /okp/okp_retstress.ko min_cycles=${RETSTRESS_CYCLES:-500} calls=${RETSTRESS_CALLS:-200000} \
+stress_check "return-probe stress: exact pairs, real results, exited tasks reclaimed, no stub leaked" \
+  okp_retstress OKP-RETSTRESS min_cycles=${RETSTRESS_CYCLES:-500} calls=${RETSTRESS_CALLS:-200000} \
   sleep_every=${SLEEP_EVERY:-256}
-line=$(dmesg | grep OKP-RETSTRESS | tail -1); echo "$line"
-check "return-probe stress: exact pairs, real results, exited tasks reclaimed, no stub leaked" \
-  sh -c "echo '$line' | grep -q 'OKP-RETSTRESS: PASS'"
-rmmod okp_retstress
 
 # 4. What entry handlers write into pt_regs takes effect: an argument, an IPMODIFY probe's pc
 #    (tests/vm/modules/ftrace_regs.c), where ftrace saves a whole pt_regs (6.1) and where

@@ -9,3 +9,13 @@ check() { # description, then a command
 is() { [ "$1" = "$2" ]; }
 gt() { [ "${1:-0}" -gt "$2" ]; }
 ge() { [ "${1:-0}" -ge "$2" ]; }
+# One stress module's run as one check (tests/vm/modules/stress.c, retstress.c; probes.sh and
+# stress_riscv.sh): loads /okp/MODULE.ko with ARGS, prints the verdict line it logged (TAG:
+# PASS or TAG: FAIL and why), checks it passed and unloads the module.
+stress_check() { # description module tag insmod-args...
+  stress_desc=$1 stress_mod=$2 stress_tag=$3; shift 3
+  insmod /okp/$stress_mod.ko "$@"
+  line=$(dmesg | grep $stress_tag | tail -1); echo "$line"
+  check "$stress_desc" sh -c "echo '$line' | grep -q '$stress_tag: PASS'"
+  rmmod $stress_mod
+}

@@ -42,10 +42,11 @@
 /*
  * A BRK with our immediate where okprobes has no site: if our BRK is no longer there, it was
  * taken out between this CPU's fetch and the lookup; what is there now runs. Otherwise the
- * kernel reports it (a BRK of ours nobody planted: a bug). Out of line (the core tail-calls
- * it): its local, whose address the copy takes, would give the hook a stack protector.
+ * kernel reports it (a BRK of ours nobody planted: a bug). The core tail-calls it by name
+ * (okp_seam.h). Out of line: its local, whose address the copy takes, would give the core's
+ * entry a stack protector.
  */
-static noinline int notrace okp_brk_not_ours(struct okp_regs *okp_regs)
+noinline int notrace okp_seam_break_not_ours(struct okp_regs *okp_regs)
 {
 	struct pt_regs *regs = (struct pt_regs *)okp_regs;
 	u32 insn;
@@ -56,21 +57,39 @@ static noinline int notrace okp_brk_not_ours(struct okp_regs *okp_regs)
 		return DBG_HOOK_HANDLED;
 	return DBG_HOOK_ERROR;
 }
-NOKPROBE_SYMBOL(okp_brk_not_ours);
+NOKPROBE_SYMBOL(okp_seam_break_not_ours);
 
 /*
- * Both immediates come here: the core tells a probe hit from a step's end by the address
- * (the step BRK sits in a slot). A tail call, as directly as the kernel's kprobes are reached
- * (their handler is the hook itself): the core answers in the hook's convention.
+ * The hooks only find this CPU's state and tail-call the core, which answers in the hook's
+ * convention: okprobes is reached as directly as the kernel's kprobes are (their handler is
+ * the hook itself), at the cost of these four instructions and the branch. They save no x30
+ * (a tail call), so they are built without the return-address signing the kernel's
+ * pac-ret+leaf puts in every function (paciasp/autiasp: two instructions per BRK for nothing
+ * to protect); with a BTI kernel the landing pad stays (the list walk calls them indirectly).
  * notrace: the hit path is neither probed nor traced.
  */
-static int notrace okp_brk_hook(struct pt_regs *regs, unsigned long esr)
+#ifdef CONFIG_ARM64_BTI_KERNEL
+#define OKP_HOOK_BRANCH_PROTECTION __attribute__((target("branch-protection=bti")))
+#else
+#define OKP_HOOK_BRANCH_PROTECTION __attribute__((target("branch-protection=none")))
+#endif
+
+/* A probe's BRK: a hit (or re-entry, or a BRK of ours already taken out). */
+static int notrace OKP_HOOK_BRANCH_PROTECTION okp_brk_hook(struct pt_regs *regs,
+							    unsigned long esr)
 {
 	BUILD_BUG_ON(DBG_HOOK_HANDLED != 0 || DBG_HOOK_ERROR != 1);
-	return okp_core_on_break_hook((struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state),
-				      okp_brk_not_ours);
+	return okp_core_on_break_hook((struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state));
 }
 NOKPROBE_SYMBOL(okp_brk_hook);
+
+/* A slot's step-ending BRK: only a step ends there, so the core skips the lookup. */
+static int notrace OKP_HOOK_BRANCH_PROTECTION okp_brk_step_hook(struct pt_regs *regs,
+								 unsigned long esr)
+{
+	return okp_core_on_step_break_hook((struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state));
+}
+NOKPROBE_SYMBOL(okp_brk_step_hook);
 
 static struct break_hook okp_probe_hook = {
 	.fn = okp_brk_hook,
@@ -78,7 +97,7 @@ static struct break_hook okp_probe_hook = {
 };
 
 static struct break_hook okp_step_hook = {
-	.fn = okp_brk_hook,
+	.fn = okp_brk_step_hook,
 	.imm = OKP_BRK_STEP_IMM,
 };
 
@@ -88,10 +107,16 @@ okp_addr_t okp_trap_entry_point(void)
 	return (okp_addr_t)okp_brk_hook;
 }
 
-/* The core reaches okp_brk_not_ours through a pointer: a root of its own. */
+/* The step's own hook: a root of its own. */
+okp_addr_t okp_trap_step_entry_point(void)
+{
+	return (okp_addr_t)okp_brk_step_hook;
+}
+
+/* The core tail-calls it (a direct branch a walk follows; a root all the same). */
 okp_addr_t okp_trap_not_ours_entry_point(void)
 {
-	return (okp_addr_t)okp_brk_not_ours;
+	return (okp_addr_t)okp_seam_break_not_ours;
 }
 
 int okp_trap_init(void)
@@ -104,7 +129,7 @@ int okp_trap_init(void)
 
 void okp_trap_exit(void)
 {
-	/* Each waits for an RCU grace period: no CPU is inside okp_brk_hook afterwards. */
+	/* Each waits for an RCU grace period: no CPU is inside either hook afterwards. */
 	okp_arm64_ksyms.unregister_kernel_break_hook(&okp_probe_hook);
 	okp_arm64_ksyms.unregister_kernel_break_hook(&okp_step_hook);
 }

@@ -19,6 +19,7 @@
 #include "detour_layout.h"
 
 void okp_detour_entry(void);
+void okp_detour_entry_with_post(void);
 void okp_detour_post_entry(void);
 void okp_detour_post_hit(unsigned long ret, struct pt_regs *regs);
 void okp_detour_resched(void);
@@ -27,7 +28,7 @@ void okp_detour_resched(void);
  * The pre entry (okp_detour_entry) calls the core itself, with preemption off and interrupts
  * as they were at the probe (an interrupt nests its own frames over ours, core/cpu_frames.h).
  * It counts preemption in the kernel's per-CPU preempt count, by its symbol (detour_layout.h
- * has its place in pcpu_hot, 6.2 on), and finds okp_cpu_state by this per-CPU offset.
+ * has its place in pcpu_hot, 6.2 on), and this CPU's okp_cpu_state by its own.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 static_assert(offsetof(struct pcpu_hot, preempt_count) == OKP_PCPU_HOT_PREEMPT_COUNT,
@@ -36,7 +37,10 @@ static_assert(sizeof(pcpu_hot.preempt_count) == 4, "detour_entry.S counts with i
 #else
 static_assert(sizeof(__preempt_count) == 4, "detour_entry.S counts with incl/decl");
 #endif
-const unsigned long okp_detour_pcpu_state = (unsigned long)&okp_cpu_state;
+/* It reads and writes this CPU's depth as %gs:okp_cpu_state: the depth is the first field. */
+static_assert(offsetof(struct okp_cpu_state, depth) == 0 &&
+	      sizeof(((struct okp_cpu_state *)0)->depth) == 4,
+	      "detour_entry.S reads okp_cpu_state.depth as the 4 bytes at its start");
 
 /*
  * The pre entry's preempt_enable_notrace() found a reschedule due (the count went to 0 with
@@ -67,9 +71,9 @@ void notrace okp_detour_post_hit(unsigned long ret, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(okp_detour_post_hit);
 
-okp_addr_t okp_seam_detour_entry(void)
+okp_addr_t okp_seam_detour_entry(int with_post)
 {
-	return (okp_addr_t)okp_detour_entry;
+	return with_post ? (okp_addr_t)okp_detour_entry_with_post : (okp_addr_t)okp_detour_entry;
 }
 
 okp_addr_t okp_seam_detour_post_entry(void)

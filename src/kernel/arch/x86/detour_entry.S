@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * okp_detour_entry: every detour's `call` lands here (arch/x86/detour.h has the detour's
- * layout); okp_detour_post_entry, the same for post handlers. On entry the stack holds the
+ * okp_detour_entry: a detour's `call` lands here (arch/x86/detour.h has the detour's
+ * layout), or in okp_detour_entry_with_post when its copy calls okp_detour_post_entry, the
+ * same for post handlers. On entry the stack holds the
  * return address, i.e. the detour's relocated copy, right below the probed code's own stack.
  * It saves a full struct pt_regs (ip is filled by the core, sp is the probed code's), calls
- * the core (okp_core_on_detour(copy, regs, cpu) / okp_detour_post_hit(ret, regs)), restores
+ * the core (okp_core_on_detour_idle(site, regs) on the common hit, okp_core_on_detour(copy,
+ * regs, cpu) otherwise / okp_detour_post_hit(ret, regs)), restores
  * every register and the flags from regs (a handler's changes take effect) and returns: to the
  * copy, or to regs->ip where the core says so (a pre_handler sent execution there, a post
  * handler's step, the post entry).
@@ -48,13 +50,19 @@
  * the flags restored from regs (the post entry's C half restores the IF the pre entry
  * cleared).
  */
-.macro OKP_DETOUR_ENTRY name, hit, irqs_off
+.macro OKP_DETOUR_ENTRY name, hit, irqs_off, with_post=0
 SYM_CODE_START(\name)
 	UNWIND_HINT_FUNC
 	ANNOTATE_NOENDBR
 	pushq	$__KERNEL_DS		/* ss */
-	pushq	$0			/* sp, below */
+	/*
+	 * sp: the probed code's stack pointer, above our return address and this ss. push %rsp
+	 * stores rsp as it was before the push (the ss slot's address): 16 below it, added once
+	 * the flags are saved (addq changes them).
+	 */
+	pushq	%rsp
 	pushfq				/* flags */
+	addq	$16, 8(%rsp)
 	.if \irqs_off
 	cli
 	.endif
@@ -77,9 +85,6 @@ SYM_CODE_START(\name)
 	pushq	%r14
 	pushq	%r15
 	UNWIND_HINT_REGS
-	/* The probed code's stack pointer: above the regs and our return address. */
-	leaq	OKP_PT_SIZE + 8(%rsp), %rax
-	movq	%rax, OKP_PT_SP(%rsp)
 	movq	OKP_PT_SIZE(%rsp), %rdi	/* our return address: names the probe */
 	movq	%rsp, %rsi
 	.if \irqs_off
@@ -90,16 +95,34 @@ SYM_CODE_START(\name)
 	.else
 	/*
 	 * The pre entry does its C half's work itself: on every optimized hit, a call level
-	 * less is measurable (docs/jump-optimization.md). preempt_disable_notrace(), this CPU's
-	 * okp_cpu_state, then the core. detour.c checks the preempt count's place against the
-	 * kernel's definition.
+	 * less is measurable (docs/jump-optimization.md). preempt_disable_notrace(), then the
+	 * common hit straight: the CPU has no frame open (a detour with a post entry calls
+	 * okp_detour_entry_with_post instead), so this CPU's depth goes 0 -> 1 around the pre
+	 * handlers (okp_core_on_detour_idle, given the site the detour names), as the core's
+	 * open_first_frame/close_first_frame do, frame 0 left unfilled (core/hit.cpp says why
+	 * that is enough). A re-entry goes to okp_core_on_detour, out of line below.
+	 * detour.c checks the preempt count's place against the kernel's definition, and that
+	 * the depth is okp_cpu_state's first field; detour.h, the site word's place.
 	 */
 #ifdef CONFIG_PREEMPT_COUNT
 	incl	%gs:OKP_PREEMPT_COUNT
 #endif
-	movq	okp_detour_pcpu_state(%rip), %rdx
+	.if \with_post
+	/* A detour with a post entry: always the core's general detour hit. */
+	movq	$okp_cpu_state, %rdx
 	addq	%gs:this_cpu_off, %rdx
 	call	okp_core_on_detour
+	.else
+	cmpl	$0, %gs:okp_cpu_state	/* the depth */
+	jne	.Lnot_idle_\@
+	/* No post entry in a detour that calls this entry: its site word is untagged. */
+	movq	OKP_DETOUR_SITE_FROM_COPY(%rdi), %rdi
+	movl	$1, %gs:okp_cpu_state
+	call	okp_core_on_detour_idle
+	/* Nothing an interrupt may see (a kHandlers frame) was written: the count alone closes. */
+	movl	$0, %gs:okp_cpu_state
+	.endif
+.Lhandled_\@:
 	/* Non-zero: go on at regs->ip. Zero (every plain hit): at the copy, our return address. */
 	testl	%eax, %eax
 	jz	.Lto_copy_\@
@@ -116,31 +139,46 @@ SYM_CODE_START(\name)
 #endif
 #endif
 	.endif
-	movq	OKP_PT_R15(%rsp), %r15
-	movq	OKP_PT_R14(%rsp), %r14
-	movq	OKP_PT_R13(%rsp), %r13
-	movq	OKP_PT_R12(%rsp), %r12
-	movq	OKP_PT_BP(%rsp), %rbp
-	movq	OKP_PT_BX(%rsp), %rbx
-	movq	OKP_PT_R11(%rsp), %r11
-	movq	OKP_PT_R10(%rsp), %r10
-	movq	OKP_PT_R9(%rsp), %r9
-	movq	OKP_PT_R8(%rsp), %r8
-	movq	OKP_PT_AX(%rsp), %rax
-	movq	OKP_PT_CX(%rsp), %rcx
-	movq	OKP_PT_DX(%rsp), %rdx
-	movq	OKP_PT_SI(%rsp), %rsi
-	movq	OKP_PT_DI(%rsp), %rdi
-	/* Flags last: nothing after this may change them (lea does not). */
-	pushq	OKP_PT_FLAGS(%rsp)
+	/* Every register back as the handlers left it; flags last, as nothing after popfq may
+	 * change them (lea does not). */
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbp
+	popq	%rbx
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rax
+	popq	%rcx
+	popq	%rdx
+	popq	%rsi
+	popq	%rdi
+	leaq	OKP_PT_FLAGS - OKP_PT_ORIG_AX(%rsp), %rsp	/* past orig_ax, ip, cs */
 	popfq
-	leaq	OKP_PT_SIZE(%rsp), %rsp
+	leaq	OKP_PT_SIZE - OKP_PT_SP(%rsp), %rsp	/* past sp, ss */
 	UNWIND_HINT_FUNC
 	RET
+	.if !\irqs_off && !\with_post
+.Lnot_idle_\@:
+	/* A re-entry: the core's general detour hit. */
+	movq	$okp_cpu_state, %rdx
+	addq	%gs:this_cpu_off, %rdx
+	call	okp_core_on_detour
+	jmp	.Lhandled_\@
+	.endif
 SYM_CODE_END(\name)
 .endm
 
-/* Every detour's `call`: pre handlers, then the copy (or where a handler sent execution). */
-OKP_DETOUR_ENTRY okp_detour_entry, okp_detour_hit, 0
+/*
+ * Every detour's `call`: pre handlers, then the copy (or where a handler sent execution).
+ * A detour whose copy calls the post entry calls okp_detour_entry_with_post instead, so that
+ * okp_detour_entry need not test for one on every hit. Both reach the same C (the trap-path
+ * walk starts from okp_detour_entry; this text is .kprobes.text, blacklisted whole).
+ */
+OKP_DETOUR_ENTRY okp_detour_entry, okp_core_on_detour_idle, 0
+OKP_DETOUR_ENTRY okp_detour_entry_with_post, okp_core_on_detour, 0, 1
 /* A post_handler's detour calls this after the copy's first instruction. */
 OKP_DETOUR_ENTRY okp_detour_post_entry, okp_detour_post_hit, 1

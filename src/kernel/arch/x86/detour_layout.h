@@ -29,6 +29,14 @@
 #define OKP_PT_SS 160
 #define OKP_PT_SIZE 168
 
+/*
+ * The detour's site word, from the copy's address (the pre entry's return address), and its
+ * post-entry tag (arch/x86/detour.h: kDetourFlagsOffset - kDetourCopyOffset, kDetourHasPost;
+ * checked there).
+ */
+#define OKP_DETOUR_SITE_FROM_COPY (-13)
+#define OKP_DETOUR_HAS_POST 1
+
 /* struct pcpu_hot (6.2 on): where the preempt count is (checked in detour.c). */
 #define OKP_PCPU_HOT_PREEMPT_COUNT 8
 
