@@ -221,6 +221,9 @@ class Registry {
   const char* optimization_blocker(Locked, const Site& site, bool any_post) const;
   void sync_optimized_flags(Locked, Site& site);
   bool plan_optimization(Locked, Site& site, bool any_post);
+  // Step 2 of a batch whose regions have insides (optimizer.cpp): unlocked, takes the lock
+  // itself to copy the regions of the sites queued by stamp.
+  void wait_until_outside_regions(u32 stamp);
   // Jump <-> breakpoint for every site of the batch (linked by next_switching), two syncs.
   void switch_jumps(Locked, Site* batch, bool to_jump);
   void unoptimize(Locked, Site& site);

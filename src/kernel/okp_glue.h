@@ -13,6 +13,8 @@
 DECLARE_PER_CPU(struct okp_cpu_state, okp_cpu_state);
 
 struct module;
+struct task_struct;
+struct dentry;
 struct bug_entry;
 struct exception_table_entry;
 
@@ -55,6 +57,11 @@ struct okp_ksyms {
 	void *(*text_poke)(void *addr, const void *opcode, size_t len);
 	void (*text_poke_sync)(void);
 	int (*alternatives_text_reserved)(void *start, void *end);
+	/* Jump optimization's task snapshot (arch/x86/task_snapshot.c); NULL without a reliable
+	 * unwinder (CONFIG_HAVE_RELIABLE_STACKTRACE) / when not found. */
+	int (*stack_trace_save_tsk_reliable)(struct task_struct *tsk, unsigned long *store,
+					     unsigned int size);
+	struct task_struct *(*idle_task)(int cpu);
 	unsigned long __x86_indirect_thunk_array, __x86_indirect_jump_thunk_array;
 	unsigned long __x86_indirect_its_thunk_array;
 	unsigned long text_mutex;
@@ -137,6 +144,8 @@ void okp_return_init(void);
 void okp_return_exit(void);
 
 int okp_debugfs_init(void);
+/* debugfs optimizer_waits (arch/x86/task_snapshot.c; nothing elsewhere). */
+void okp_task_snapshot_debugfs(struct dentry *dir);
 void okp_debugfs_exit(void);
 int okp_sysctl_init(void);
 void okp_sysctl_exit(void);

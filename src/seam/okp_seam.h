@@ -64,6 +64,21 @@ void okp_seam_synchronize_tasks(void);
 /* Both of the above (no CPU in the trap path with an old decision, no task preempted where the
  * text is about to change), in the time of the longer where the kernel can overlap them. */
 void okp_seam_synchronize_rcu_and_tasks(void);
+/* A span of text [start, start + length): a jump's region. */
+struct okp_text_span {
+	okp_addr_t start;
+	unsigned long length;
+};
+/*
+ * Jump optimization (x86-64): proves at one instant that no task is stopped strictly inside
+ * any of spans[0..n) (sorted here), nor in okprobes' slot area, by reading every task's stack
+ * with the reliable unwinder in stop_machine() (arch/x86/task_snapshot.c). The caller has
+ * published the regions' copies and waited for an RCU grace period, so no context can enter
+ * a region's inside any more. 1: proven, the jumps may be written now; 0: not proven (a task
+ * inside, a stack the unwinder cannot read, PREEMPT_RT, no reliable unwinder; said in debugfs
+ * optimizer_waits), the caller waits for tasks-RCU. Process context, no lock held.
+ */
+int okp_seam_tasks_outside(struct okp_text_span *spans, unsigned long n);
 /* Retired boosted slots wait for okp_core_collect_slots(), run by a worker the glue owns:
  * defer schedules it (any process context, lock held or not); flush schedules it and waits
  * for it to finish (registry lock NOT held). */

@@ -181,6 +181,14 @@ extern "C" void okp_seam_synchronize_tasks(void) {
   ++c.tasks_waits;
   if (c.lock_held) ++c.waits_under_lock;
 }
+extern "C" int okp_seam_tasks_outside(okp_text_span* spans, unsigned long n) {
+  auto& c = seam_counters();
+  ++c.tasks_outside_asks;
+  if (c.lock_held) ++c.waits_under_lock;
+  if (c.rcu_waits == 0) ++c.tasks_outside_before_rcu;
+  c.last_spans.assign(spans, spans + n);
+  return c.tasks_outside;
+}
 extern "C" void okp_seam_synchronize_rcu_and_tasks(void) {
   okp_seam_synchronize_rcu();
   okp_seam_synchronize_tasks();

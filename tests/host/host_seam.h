@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "seam/okp_seam.h"
 
@@ -28,6 +29,12 @@ struct SeamCounters {
   long pokes_without_text_lock = 0;
   long text_syncs = 0;
   long deferred_optimizations = 0;
+  // okp_seam_tasks_outside: what it answers, how often it was asked, the spans it last got,
+  // and whether it was asked with the registry lock held or before the RCU grace period.
+  bool tasks_outside = false;
+  long tasks_outside_asks = 0;
+  long tasks_outside_before_rcu = 0;
+  std::vector<okp_text_span> last_spans;
 };
 SeamCounters& seam_counters();
 

@@ -46,6 +46,8 @@ class Optimizer : public ::testing::Test {
     c.waits_under_lock = c.unlocked_asserts = c.patches_without_lock = 0;
     c.pokes_without_text_lock = c.text_syncs = c.deferred_optimizations = 0;
     c.rcu_waits = c.tasks_waits = 0;
+    c.tasks_outside = false;  // the look at the stacks proves nothing: tasks-RCU, as before
+    c.tasks_outside_asks = c.tasks_outside_before_rcu = 0;
     g_pre_hits = 0;
   }
   void TearDown() override {
@@ -145,6 +147,37 @@ TEST_F(Optimizer, QueuesOnArmThenPatchesTheJumpAfterTheWaits) {
   okp_core_collect_slots();
 }
 
+// A batch whose region has an inside looks at every task's stack once, after the RCU grace
+// period (before it a CPU could still be on its way into the inside); when that proves no task
+// is there, the jump is written without the tasks-RCU wait. Not proven: the wait, as above.
+TEST_F(Optimizer, ProofThatNoTaskIsInsideTheRegionReplacesTheTasksRcuWait) {
+  seam_counters().tasks_outside = true;
+  okp_kprobe kp = probe("fake_add_one", 0);
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  okp_core_run_optimizer();
+  ASSERT_TRUE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED) << kp.okp_reason;
+  auto& c = seam_counters();
+  EXPECT_EQ(c.tasks_outside_asks, 1);
+  EXPECT_EQ(c.tasks_outside_before_rcu, 0) << "asked before the RCU grace period";
+  EXPECT_EQ(c.rcu_waits, 1);
+  EXPECT_EQ(c.tasks_waits, 0) << "proven: no tasks-RCU wait";
+  ASSERT_EQ(c.last_spans.size(), 1u);
+  EXPECT_EQ(c.last_spans[0].start, fake_function("fake_add_one"));
+  EXPECT_EQ(c.last_spans[0].length, 7u) << "mov (3) + add (4): the region under the jump";
+  okp_core_unregister_kprobe(&kp);
+
+  c.tasks_outside = false;
+  okp_kprobe again = probe("fake_add_one", 0);
+  ASSERT_EQ(okp_core_register_kprobe(&again), 0) << again.okp_reason;
+  c.rcu_waits = c.tasks_waits = c.tasks_outside_asks = 0;
+  okp_core_run_optimizer();
+  EXPECT_TRUE(again.flags & OKP_KPROBE_FLAG_OPTIMIZED) << again.okp_reason;
+  EXPECT_EQ(c.tasks_outside_asks, 1);
+  EXPECT_EQ(c.tasks_waits, 1) << "not proven: tasks-RCU";
+  okp_core_unregister_kprobe(&again);
+  okp_core_collect_slots();
+}
+
 // A region of one instruction has no boundary inside it where a task could stop, so its batch
 // patches without the grace periods; a batch holding any longer region still waits.
 TEST_F(Optimizer, ARegionOfOneInstructionIsPatchedWithoutWaiting) {
@@ -154,6 +187,7 @@ TEST_F(Optimizer, ARegionOfOneInstructionIsPatchedWithoutWaiting) {
   ASSERT_TRUE(one.flags & OKP_KPROBE_FLAG_OPTIMIZED) << one.okp_reason;
   EXPECT_EQ(seam_counters().rcu_waits, 0);
   EXPECT_EQ(seam_counters().tasks_waits, 0);
+  EXPECT_EQ(seam_counters().tasks_outside_asks, 0) << "nothing to look for";
   EXPECT_EQ(seam_counters().text_syncs, 2);
   const okp_addr_t at = fake_function("fake_answer");
   ASSERT_EQ(byte_at(at), 0xe9);

@@ -47,3 +47,10 @@ int okp_seam_extable_in(okp_addr_t start, okp_addr_t end, struct okp_extable_ent
 {
 	return -EOPNOTSUPP;
 }
+
+int okp_seam_tasks_outside(struct okp_text_span *spans, unsigned long n)
+{
+	return 0;
+}
+
+void okp_task_snapshot_debugfs(struct dentry *dir) {}

@@ -169,6 +169,20 @@ insmod /okp/okp_target.ko
 check "sysctl debug.okprobes-optimization is on by default" is "$(cat $opt)" 1
 check "a probe without a post_handler registers" insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
 opt_check "it is jump-optimized shortly after ([OPTIMIZED])" "$optimized"
+# Its region (several instructions) needed proof that no task was stopped inside it: where the
+# kernel preempts (tasks-RCU), one look at every task's stack in stop_machine(); on PREEMPT_RT a
+# tasks-RCU wait; without preemption neither (debugfs optimizer_waits, task_snapshot.c).
+if [ -n "$jump_opt" ]; then
+  cat $d/optimizer_waits
+  field() { sed -n "s/^$1: //p" $d/optimizer_waits; }
+  case "$(field method)" in
+    every*) check "the jump's wait was proven from every task's stack (optimizer_waits)" gt "$(field proven_by_stacks)" 0 ;;
+    none*) check "no wait needed without preemption (optimizer_waits)" gt "$(field no_wait_needed)" 0 ;;
+    *) check "the jump waited for tasks-RCU and says why (optimizer_waits)" gt "$(field waited_for_tasks_rcu)" 0 ;;
+  esac
+else
+  skip "the jump's wait (optimizer_waits)" "$no_jump"
+fi
 echo 7 > $call_opt
 check "7 calls (through the detour where optimized) count exactly 7 hits" is "$(hits okp_target_opt)" 7
 check "the probed module still computes (26 + 1) * 2 + 3" is "$(cat $call_opt)" 57

@@ -50,6 +50,9 @@ static const struct okp_ksym_want okp_x86_wanted[] = {
 	WANT_FN(text_poke),
 	WANT_FN(text_poke_sync),
 	WANT_FN(alternatives_text_reserved),
+	/* Optional (task_snapshot.c): without them the optimizer waits for tasks-RCU. */
+	WANT_FN(stack_trace_save_tsk_reliable),
+	WANT_FN(idle_task),
 	/* Retpolines: a jump to one is an indirect jump (detour.c, the region check). */
 	WANT_DATA(__x86_indirect_thunk_array),
 	WANT_DATA(__x86_indirect_jump_thunk_array),
@@ -107,6 +110,8 @@ static void ***okp_called_pointers(size_t *n)
 		(void **)&okp_ksyms.text_poke,
 		(void **)&okp_ksyms.text_poke_sync,
 		(void **)&okp_ksyms.alternatives_text_reserved,
+		(void **)&okp_ksyms.stack_trace_save_tsk_reliable,
+		(void **)&okp_ksyms.idle_task,
 	};
 
 	*n = ARRAY_SIZE(ptrs);
