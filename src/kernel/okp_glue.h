@@ -62,6 +62,7 @@ struct okp_ksyms {
 	int (*stack_trace_save_tsk_reliable)(struct task_struct *tsk, unsigned long *store,
 					     unsigned int size);
 	struct task_struct *(*idle_task)(int cpu);
+	unsigned long tasks_rcu_exit_srcu;	/* 6.1's SRCU over do_exit()'s tail (not 6.12) */
 	unsigned long __x86_indirect_thunk_array, __x86_indirect_jump_thunk_array;
 	unsigned long __x86_indirect_its_thunk_array;
 	unsigned long text_mutex;

@@ -53,6 +53,7 @@ static const struct okp_ksym_want okp_x86_wanted[] = {
 	/* Optional (task_snapshot.c): without them the optimizer waits for tasks-RCU. */
 	WANT_FN(stack_trace_save_tsk_reliable),
 	WANT_FN(idle_task),
+	WANT_DATA(tasks_rcu_exit_srcu),
 	/* Retpolines: a jump to one is an indirect jump (detour.c, the region check). */
 	WANT_DATA(__x86_indirect_thunk_array),
 	WANT_DATA(__x86_indirect_jump_thunk_array),

@@ -30,6 +30,18 @@
  *
  * Idle tasks: tasks-RCU does not wait for them at all (they never block voluntarily); here they
  * are read too when the kernel's idle_task() is found in kallsyms.
+ *
+ * Exiting tasks: between exit_notify() (which unhashes a self-reaping task: an exiting thread)
+ * and do_exit()'s preempt_disable(), a task still runs preemptible code (kfree, put_page, ...)
+ * but is on no list the look walks. tasks-RCU covers that window with an SRCU read section
+ * (6.1: tasks_rcu_exit_srcu) or a per-CPU list (6.12). Where the SRCU is found, the proof
+ * waits for it after the look (one SRCU grace period, milliseconds): every task that was in
+ * the window has left it for code that cannot be preempted. Where it is not (6.12), the window
+ * matters only if the kernel preempts involuntarily: with preempt=none or voluntary (Debian's
+ * default) a task stops only at a call, never inside a region; with full preemption the look
+ * proves nothing and the batch waits for tasks-RCU. (Left open: a task preempted inside such
+ * a window while the mode was still full, the mode switched since; the same edge the kernel's
+ * own PREEMPT_DYNAMIC switch leaves its preemption points with.)
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -44,6 +56,7 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/spinlock.h>
+#include <linux/srcu.h>
 #include <linux/stop_machine.h>
 
 #include "kernel/okp_glue.h"
@@ -204,6 +217,21 @@ static u64 okp_snapshot_run(struct okp_snapshot *s)
 	return ktime_get_ns() - t0;
 }
 
+/* After a look that proved every listed task outside: the exiting ones it cannot see (above). */
+static bool okp_exiting_tasks_out(struct okp_snapshot *s)
+{
+	if (okp_ksyms.tasks_rcu_exit_srcu) {
+		synchronize_srcu((struct srcu_struct *)okp_ksyms.tasks_rcu_exit_srcu);
+		return true;
+	}
+	if (preempt_model_preemptible()) {
+		snprintf(s->why, sizeof(s->why),
+			 "full preemption, and exiting tasks are out of sight (no tasks_rcu_exit_srcu in this kernel)");
+		return false;
+	}
+	return true;
+}
+
 int okp_seam_tasks_outside(struct okp_text_span *spans, unsigned long n)
 {
 	struct okp_snapshot *s;
@@ -239,7 +267,7 @@ int okp_seam_tasks_outside(struct okp_text_span *spans, unsigned long n)
 	s->spans = spans;
 	s->n = n;
 	stall = okp_snapshot_run(s);
-	proven = s->proven;
+	proven = s->proven && okp_exiting_tasks_out(s);
 	okp_snapshot_account(s, proven, stall);
 	if (!proven)
 		pr_debug("waiting for tasks-RCU before writing %lu jumps: %s\n", n, s->why);
@@ -285,6 +313,10 @@ static int okp_optimizer_waits_show(struct seq_file *m, void *v)
 
 	spin_lock(&okp_snapshot_stats_lock);
 	seq_printf(m, "method: %s\n", how);
+	seq_printf(m, "exiting_tasks: %s\n",
+		   okp_ksyms.tasks_rcu_exit_srcu ? "one SRCU grace period of tasks_rcu_exit_srcu after the look" :
+		   preempt_model_preemptible() ? "out of sight under full preemption: tasks-RCU" :
+		   "no involuntary preemption: they stop only at calls");
 	seq_printf(m, "proven_by_stacks: %lu\nwaited_for_tasks_rcu: %lu\nno_wait_needed: %lu\n",
 		   okp_snapshot_stats.proven, okp_snapshot_stats.waited, okp_snapshot_stats.not_needed);
 	seq_printf(m, "last_tasks_read: %u\nlast_stop_ns: %llu\n", okp_snapshot_stats.last_tasks,
