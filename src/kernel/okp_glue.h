@@ -147,6 +147,9 @@ void okp_return_exit(void);
 int okp_debugfs_init(void);
 /* debugfs optimizer_waits (arch/x86/task_snapshot.c; nothing elsewhere). */
 void okp_task_snapshot_debugfs(struct dentry *dir);
+/* Test hook of task_snapshot.c (KUnit okprobes_task_snapshot). */
+int okp_test_tasks_snapshot(struct okp_text_span *spans, unsigned long n, char *why,
+			    size_t why_len);
 void okp_debugfs_exit(void);
 int okp_sysctl_init(void);
 void okp_sysctl_exit(void);
