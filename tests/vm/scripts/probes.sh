@@ -180,6 +180,23 @@ if [ -n "$jump_opt" ]; then
     none*) check "no wait needed without preemption (optimizer_waits)" gt "$(field no_wait_needed)" 0 ;;
     *) check "the jump waited for tasks-RCU and says why (optimizer_waits)" gt "$(field waited_for_tasks_rcu)" 0 ;;
   esac
+  # Where exiting tasks are out of the look's sight (6.12) it proves nothing once the kernel
+  # preempts involuntarily: switched to full preemption, the next jump waits, saying why.
+  pre=/sys/kernel/debug/sched/preempt
+  if [ -f $pre ] && field exiting_tasks | grep -q '^no involuntary'; then
+    mode=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' $pre)
+    waited=$(field waited_for_tasks_rcu)
+    echo full > $pre
+    rmmod okprobe_example
+    insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
+    check "full preemption, exiting tasks out of sight: the jump waits for tasks-RCU ([OPTIMIZED])" wait_list "$optimized"
+    check "optimizer_waits counts that wait and says why" \
+      sh -c "[ $(field waited_for_tasks_rcu) -gt $waited ] && grep -q '^last_reason_to_wait: full preemption' $d/optimizer_waits"
+    echo "$mode" > $pre
+    rmmod okprobe_example
+    insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
+    check "back to $mode preemption: optimized again" wait_list "$optimized"
+  fi
 else
   skip "the jump's wait (optimizer_waits)" "$no_jump"
 fi
