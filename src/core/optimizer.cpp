@@ -55,10 +55,24 @@ const char* Registry::optimization_blocker(Locked, const Site& s, bool any_post)
 
 void Registry::set_not_optimized(Locked lock, Site& s, const char* why) {
   okp_seam_assert_registry_locked();
-  (void)lock;
   if (why != s.not_optimized) copy_string(s.not_optimized, sizeof(s.not_optimized), why);
-  for (ProbeRecord* r = s.probes; r; r = r->next_at_site)
-    copy_string(r->kp->okp_reason, OKP_REASON_MAX, s.not_optimized);
+  for (ProbeRecord* r = s.probes; r; r = r->next_at_site) refresh_reason(lock, s, r->kp);
+}
+
+// A probe's reason (okp_kprobe_reason, debugfs list) on its breakpoint: why its site is not a
+// jump, then why the breakpoint is not boosted. Both: the optimizer decides after the
+// registration did, and its verdict must not hide the breakpoint's (a stepped instruction
+// costs a second trap per hit). Left as it is when neither applies.
+void Registry::refresh_reason(Locked, const Site& s, okp_kprobe* kp) {
+  char boost[96] = "";
+  if (!s.ftrace && arch::needs_slot(s.plan) && arch::boostable(s.plan) && kp->post_handler)
+    copy_string(boost, sizeof(boost), "not boosted: a post_handler needs the trap after the instruction");
+  else if (!s.ftrace && arch::needs_slot(s.plan) && !arch::boostable(s.plan))
+    okp_seam_format(boost, sizeof(boost), "not boosted: '%s' must be single-stepped",
+                    arch::mnemonic(s.plan));
+  const char* jump = s.state != SiteState::kOptimized ? s.not_optimized : "";
+  if (!*jump && !*boost) return;
+  okp_seam_format(kp->okp_reason, OKP_REASON_MAX, "%s%s%s", jump, *jump && *boost ? "; " : "", boost);
 }
 
 void Registry::sync_optimized_flags(Locked, Site& s) {
@@ -97,6 +111,7 @@ void Registry::update_optimization(Locked lock, Site& s, bool any_post) {
   }
   if (s.state == SiteState::kArmed) {
     s.state = SiteState::kQueued;
+    s.not_optimized[0] = '\0';  // "" while it may be: no stale reason for a probe joining now
     s.queued_at = ++queue_stamp_;
     okp_seam_defer_optimizer();
   }

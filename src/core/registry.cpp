@@ -298,11 +298,7 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
   if (site->ftrace) kp->flags |= OKP_KPROBE_FLAG_FTRACE;
   update_site(lock, *site);
   if (site->live() || disabled(kp) || !settings().armed()) {
-    if (!site->ftrace && arch::needs_slot(site->plan) && arch::boostable(site->plan) && kp->post_handler)
-      set_reason(kp, "not boosted: a post_handler needs the trap after the instruction");
-    else if (!site->ftrace && arch::needs_slot(site->plan) && !arch::boostable(site->plan))
-      okp_seam_format(kp->okp_reason, OKP_REASON_MAX, "not boosted: '%s' must be single-stepped",
-                      arch::mnemonic(site->plan));
+    refresh_reason(lock, *site, kp);
     return {};
   }
   // Arming failed: detach now; the caller frees after a grace period, unlocked.

@@ -233,6 +233,7 @@ class Registry {
   // The probe at addr went: the sites it kept unoptimized may be queued again.
   void requeue_regions_over(Locked, okp_addr_t addr);
   void set_not_optimized(Locked, Site& site, const char* why);
+  void refresh_reason(Locked, const Site& site, okp_kprobe* kp);
   // The site is out of the table and no CPU can be in it (a grace period passed, or it was
   // never armed): its step slot is free again, its boosted slot retired.
   void release_site(Locked, Site& site);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include <okprobes/okprobes.h>
 
@@ -175,6 +176,29 @@ TEST_F(Optimizer, ProofThatNoTaskIsInsideTheRegionReplacesTheTasksRcuWait) {
   EXPECT_EQ(c.tasks_outside_asks, 1);
   EXPECT_EQ(c.tasks_waits, 1) << "not proven: tasks-RCU";
   okp_core_unregister_kprobe(&again);
+  okp_core_collect_slots();
+}
+
+// A probe's reason keeps the breakpoint's verdict when the optimizer adds its own later: why
+// the site is not a jump, then why its breakpoint is not boosted (KUnit's instruction classes
+// once saw the optimizer's verdict replace the breakpoint's when its 20 ms delay ran first).
+TEST_F(Optimizer, TheReasonSaysWhyNotAJumpAndWhyTheBreakpointIsNotBoosted) {
+  const char* const boost = "not boosted: a post_handler needs the trap after the instruction";
+  okp_kprobe kp = probe("fake_mul", 4, post);  // imul %rsi,%rdi: run from a slot
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  EXPECT_STREQ(kp.okp_reason, boost) << "queued: nothing said about the jump yet";
+  ASSERT_EQ(okp_core_set_optimization(0), 0);
+  EXPECT_EQ(std::string(kp.okp_reason),
+            std::string("not optimized: optimization off (debug.okprobes-optimization=0); ") + boost);
+  okp_kprobe second = probe("fake_mul", 4, post);  // joins the site while optimization is off
+  ASSERT_EQ(okp_core_register_kprobe(&second), 0) << second.okp_reason;
+  EXPECT_STREQ(second.okp_reason, kp.okp_reason);
+  ASSERT_EQ(okp_core_set_optimization(1), 0);
+  okp_core_run_optimizer();
+  EXPECT_TRUE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED) << kp.okp_reason;
+  EXPECT_STREQ(kp.okp_reason, "") << "a jump: its breakpoint no longer matters";
+  okp_core_unregister_kprobe(&second);
+  okp_core_unregister_kprobe(&kp);
   okp_core_collect_slots();
 }
 
