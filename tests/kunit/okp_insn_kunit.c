@@ -271,18 +271,6 @@ static bool okp_t_result_ok(const struct okp_t_insn_case *c, const struct okp_t_
 	return r == call->expect;
 }
 
-/* What a probe's reason says about its breakpoint: the part after the optimizer's "not
- * optimized: ...; ", "" when the optimizer's is all there is. */
-static const char *okp_t_breakpoint_reason(const char *reason)
-{
-	const char *sep;
-
-	if (strncmp(reason, "not optimized: ", 15))
-		return reason;
-	sep = strstr(reason, "; not boosted: ");
-	return sep ? sep + 2 : "";
-}
-
 static void okp_t_run_insn(struct kunit *test, const struct okp_t_insn_case *c, bool post)
 {
 	const char *bp_reason;

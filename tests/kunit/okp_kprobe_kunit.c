@@ -229,7 +229,8 @@ static void okp_kprobe_aggregate_mixed(struct kunit *test)
 	static const int order[] = { 11, 22 };
 
 	KUNIT_ASSERT_EQ(test, okp_t_register(a), 0);
-	KUNIT_EXPECT_STREQ(test, okp_kprobe_reason(&a->kp), "");
+	KUNIT_EXPECT_STREQ_MSG(test, okp_t_breakpoint_reason(okp_kprobe_reason(&a->kp)), "",
+			       "reason: '%s'", okp_kprobe_reason(&a->kp));
 	KUNIT_ASSERT_EQ(test, okp_t_register(b), 0);
 	okp_t_norder = 0;
 	KUNIT_EXPECT_EQ(test, okp_t_push_rsp(4, 0), 18L);

@@ -292,6 +292,20 @@ static inline const u8 *okp_t_entry(const void *fn)
 	return start + (okp_t_is_endbr(start) ? 4 : 0);
 }
 
+/* What a probe's reason says about its breakpoint: the part after the optimizer's "not
+ * optimized: ...; ", "" when the optimizer's is all there is. The optimizer runs 20 ms after a
+ * registration, on another CPU: a check right after okp_register_kprobe() may see its verdict
+ * already (test-debug under load did). */
+static inline const char *okp_t_breakpoint_reason(const char *reason)
+{
+	const char *sep;
+
+	if (strncmp(reason, "not optimized: ", 15))
+		return reason;
+	sep = strstr(reason, "; not boosted: ");
+	return sep ? sep + 2 : "";
+}
+
 static inline bool okp_t_has(const char *s, const char *what)
 {
 	return s && strstr(s, what);
