@@ -63,25 +63,6 @@ void okp_seam_synchronize_tasks(void)
 #endif
 }
 
-void okp_seam_synchronize_rcu_and_tasks(void)
-{
-#ifdef CONFIG_TASKS_RCU
-	/*
-	 * The RCU grace period is started first and runs while tasks-RCU's does (one that waits
-	 * for an RCU grace period of its own before it scans): by the end it has elapsed and the
-	 * check costs nothing, where the expedited one before it sent an IPI to every CPU each
-	 * batch. (Measured with icount on Debian's stock kernel: registering one probe until it
-	 * is a jump takes the same 128 ms either way, the tasks-RCU wait being 116 ms of it.)
-	 */
-	unsigned long cookie = start_poll_synchronize_rcu();
-
-	synchronize_rcu_tasks();
-	cond_synchronize_rcu(cookie);
-#else
-	synchronize_rcu_expedited();
-#endif
-}
-
 int okp_seam_read_nofault(void *dst, okp_addr_t src, unsigned long len)
 {
 	return copy_from_kernel_nofault(dst, (const void *)src, len) ? -EFAULT : 0;

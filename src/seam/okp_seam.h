@@ -61,9 +61,6 @@ void okp_seam_assert_registry_locked(void);
  * a boosted slot (RCU-tasks; called after synchronize_rcu, so a no-op without preemption). */
 void okp_seam_synchronize_rcu(void);
 void okp_seam_synchronize_tasks(void);
-/* Both of the above (no CPU in the trap path with an old decision, no task preempted where the
- * text is about to change), in the time of the longer where the kernel can overlap them. */
-void okp_seam_synchronize_rcu_and_tasks(void);
 /* A span of text [start, start + length): a jump's region. */
 struct okp_text_span {
 	okp_addr_t start;

@@ -189,10 +189,6 @@ extern "C" int okp_seam_tasks_outside(okp_text_span* spans, unsigned long n) {
   c.last_spans.assign(spans, spans + n);
   return c.tasks_outside;
 }
-extern "C" void okp_seam_synchronize_rcu_and_tasks(void) {
-  okp_seam_synchronize_rcu();
-  okp_seam_synchronize_tasks();
-}
 extern "C" void okp_seam_defer_slot_collection(void) { ++seam_counters().deferred_collections; }
 extern "C" void okp_seam_flush_slot_collection(void) {
   if (seam_counters().lock_held) ++seam_counters().waits_under_lock;
