@@ -188,16 +188,17 @@ out:
 	return 0;
 }
 
-static void okp_snapshot_account(const struct okp_snapshot *s, bool proven, u64 stall_ns)
+/* One batch's outcome for debugfs: proven (why NULL), or waited for tasks-RCU because of why. */
+static void okp_snapshot_account(const char *why, unsigned int tasks, u64 stall_ns)
 {
 	spin_lock(&okp_snapshot_stats_lock);
-	if (proven) {
+	if (!why) {
 		okp_snapshot_stats.proven++;
 	} else {
 		okp_snapshot_stats.waited++;
-		strscpy(okp_snapshot_stats.last_why, s->why, sizeof(okp_snapshot_stats.last_why));
+		strscpy(okp_snapshot_stats.last_why, why, sizeof(okp_snapshot_stats.last_why));
 	}
-	okp_snapshot_stats.last_tasks = s->tasks;
+	okp_snapshot_stats.last_tasks = tasks;
 	okp_snapshot_stats.last_stall_ns = stall_ns;
 	spin_unlock(&okp_snapshot_stats_lock);
 }
@@ -234,7 +235,7 @@ static bool okp_exiting_tasks_out(struct okp_snapshot *s)
 
 int okp_seam_tasks_outside(struct okp_text_span *spans, unsigned long n)
 {
-	struct okp_snapshot *s;
+	struct okp_snapshot *s = NULL;
 	const char *skip = NULL;
 	u64 stall;
 	bool proven;
@@ -247,28 +248,25 @@ int okp_seam_tasks_outside(struct okp_text_span *spans, unsigned long n)
 		spin_unlock(&okp_snapshot_stats_lock);
 		return 1;
 	}
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (IS_ENABLED(CONFIG_PREEMPT_RT))
 		skip = "PREEMPT_RT: no stop_machine() for this";
 	else if (!okp_ksyms.stack_trace_save_tsk_reliable)
 		skip = "no reliable unwinder in this kernel";
 	else if (!okp_optimizer_snapshot)
 		skip = "okprobes.optimizer_snapshot=0";
-	else if (!s)
+	else
+		s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!skip && !s)
 		skip = "no memory for the look";
 	if (skip) {
-		if (s) {
-			strscpy(s->why, skip, sizeof(s->why));
-			okp_snapshot_account(s, false, 0);
-		}
-		kfree(s);
+		okp_snapshot_account(skip, 0, 0);
 		return 0;
 	}
 	s->spans = spans;
 	s->n = n;
 	stall = okp_snapshot_run(s);
 	proven = s->proven && okp_exiting_tasks_out(s);
-	okp_snapshot_account(s, proven, stall);
+	okp_snapshot_account(proven ? NULL : s->why, s->tasks, stall);
 	if (!proven)
 		pr_debug("waiting for tasks-RCU before writing %lu jumps: %s\n", n, s->why);
 	kfree(s);
