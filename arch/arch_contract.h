@@ -14,7 +14,17 @@
 #include "arch/common/arch_types.h"
 #include "core/error_or.h"
 #include "probe_arch.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
+
+namespace okp::arch {
+// Whether this arch replaces breakpoints by jumps to detours: then it also provides the jump
+// contract (arch/jump_contract.h) and the core builds its jump optimizer (core/optimizer/).
+#ifdef OKP_JUMP_PROBES
+inline constexpr bool kJumpProbes = true;
+#else
+inline constexpr bool kJumpProbes = false;
+#endif
+}  // namespace okp::arch
 
 namespace okp::arch::contract {
 
@@ -109,26 +119,6 @@ OKP_ARCH_PROVIDES(direct_branch, ErrorOr<BranchStep> (*)(const u8*, usize, okp_a
 // has none: kTrailingDataWindow 0, nothing read).
 OKP_ARCH_CONSTANT(kTrailingDataWindow, usize);
 OKP_ARCH_PROVIDES(trailing_data_bytes, usize (*)(const u8*));
-
-// --- Jump optimization (registration, and [hit] for detour_site) -------------------------------
-// Whether the arch replaces breakpoints by jumps to detours; where it does not, plan_detour
-// refuses with its reason and nothing else is called.
-OKP_ARCH_CONSTANT(kJumpOptimization, bool);
-OKP_ARCH_CONSTANT(kMaxDetourSize, usize);  // bytes of slot-pool cells a detour takes
-static_assert(::okp::arch::kMaxDetourSize <= kDetourCapacity, "DetourPlan has no room");
-static_assert(::okp::arch::kMaxPatchSize <= kJumpCapacity, "DetourPlan has no room for the jump");
-OKP_ARCH_PROVIDES(plan_detour, ErrorOr<DetourPlan> (*)(okp_addr_t addr, okp_addr_t func_start,
-                                                       unsigned long func_size, RecoverFn recover,
-                                                       okp_addr_t buffer, okp_addr_t entry,
-                                                       okp_addr_t post_entry, okp_addr_t site));
-// The site argument of plan_detour, from the copy's address (the entry's return address).
-OKP_ARCH_PROVIDES(detour_site, okp_addr_t (*)(okp_addr_t copy));
-// A detour whose copy calls the post entry after its first instruction: the handlers' entry
-// leaves a frame open and interrupts off (begin_step), the post entry ends it.
-OKP_ARCH_PROVIDES(detour_has_post, bool (*)(okp_addr_t copy));
-OKP_ARCH_PROVIDES(end_detour_step, void (*)(okp_regs*, unsigned long saved_flags));
-OKP_ARCH_PROVIDES(detour_post_next_ip, okp_addr_t (*)(okp_addr_t ret));
-OKP_ARCH_PROVIDES(detour_post_resume, okp_addr_t (*)(okp_addr_t ret));
 
 #undef OKP_ARCH_PROVIDES
 #undef OKP_ARCH_CONSTANT

@@ -3,7 +3,8 @@
 // kernel's own instructions would be, so a decoding slip refuses to load instead of
 // mis-simulating a live instruction.
 #include "arch/arm64/insn_plan.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
+#include "seam/core_entries.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "arch/arm64/return_stubs.h"
 #include "arch/common/arch_types.h"
 #include "core/error_or.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp::arch {
 
@@ -177,7 +177,6 @@ inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }
 inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + arm64::kInsnSize; }
 
 }  // namespace okp::arch
-#include "arch/common/no_jump_optimization.h"
 
 // Set by the glue at load (src/kernel/arch/arm64/trap.c) when the running kernel has no way
 // for a module's BRK in (no break-hook list): every breakpoint probe is refused with this

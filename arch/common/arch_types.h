@@ -4,7 +4,7 @@
 #pragma once
 
 #include "core/utility.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp::arch {
 
@@ -24,9 +24,9 @@ struct BranchStep {
   okp_addr_t target;
 };
 
-// Room for the longest detour buffer of any arch with jump optimization (x86-64: 98 bytes).
+// Room for the longest detour buffer of any arch with jump probes (arch/jump_contract.h).
 constexpr usize kDetourCapacity = 128;
-// Longest jump a jump-optimized site is patched with (x86-64: jmp rel32).
+// Longest jump a jump-optimized site is patched with.
 constexpr usize kJumpCapacity = 8;
 
 // A jump-optimized probe, planned (registration side): the detour buffer's image, where its
@@ -42,6 +42,18 @@ struct DetourPlan {
   bool post = false;     // the copy calls the post entry after the first instruction
   u8 jump[kJumpCapacity] = {};
   u8 jump_size = 0;
+};
+
+// One site of a batch the jump optimizer switches between its breakpoint and its jump
+// (arch::switch_jumps): what the text holds in either state. The optimizer links the batch.
+struct JumpSwitch {
+  okp_addr_t addr = 0;
+  Breakpoint breakpoint = {};
+  const u8* jump = nullptr;      // the jump's bytes, jump_size of them
+  const u8* original = nullptr;  // the original bytes the jump covers (jump_size)
+  u8 jump_size = 0;
+  bool failed = false;  // out: the text was not what it should be; left as it was found
+  JumpSwitch* next = nullptr;
 };
 
 // Puts back the original bytes of okprobes' own breakpoints within [start, start+n).

@@ -6,7 +6,7 @@
 
 #include "arch/common/arch_types.h"
 #include "core/error_or.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp::arch {
 
@@ -62,4 +62,3 @@ inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }
 inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site; }
 
 }  // namespace okp::arch
-#include "arch/common/no_jump_optimization.h"

@@ -4,7 +4,8 @@
 // may trust it.
 #include "arch/riscv/insn_plan.h"
 #include "core/error_or.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
+#include "seam/core_entries.h"
 
 namespace {
 

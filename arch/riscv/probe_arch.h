@@ -16,7 +16,7 @@
 #include "arch/riscv/insn_plan.h"
 #include "arch/riscv/return_stubs.h"
 #include "core/error_or.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp::arch {
 
@@ -152,7 +152,6 @@ inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }
 inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + kFtraceCallSize; }
 
 }  // namespace okp::arch
-#include "arch/common/no_jump_optimization.h"
 
 // Set by the glue at load (src/kernel/arch/riscv/trap.c) when the running kernel delivers no
 // breakpoint trap to modules: every mid-function probe is refused with this reason.

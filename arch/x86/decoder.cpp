@@ -4,7 +4,8 @@
 #include <Zydis/Decoder.h>
 #include <Zydis/Mnemonic.h>
 
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
+#include "seam/core_entries.h"
 
 namespace okp::x86 {
 

@@ -28,7 +28,8 @@
 
 #include "core/error_or.h"
 #include "core/utility.h"
-#include "seam/okp_seam.h"
+#include "seam/jump_services.h"
+#include "seam/kernel_services.h"
 
 namespace okp::x86 {
 

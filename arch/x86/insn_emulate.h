@@ -10,7 +10,7 @@
 
 #include "arch/x86/insn_plan.h"
 #include "core/error_or.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp::x86 {
 

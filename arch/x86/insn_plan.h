@@ -8,7 +8,7 @@
 
 #include "core/error_or.h"
 #include "core/utility.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp::x86 {
 

@@ -28,6 +28,7 @@
 #include "arch/x86/kernel_walk.h"
 
 #include "arch/x86/decoder.h"
+#include "seam/jump_services.h"
 
 namespace okp::arch {
 

@@ -4,7 +4,7 @@
 
 #include "arch/common/arch_types.h"
 #include "core/utility.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp::arch {
 

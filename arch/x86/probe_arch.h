@@ -7,13 +7,12 @@
 
 #include "arch/common/arch_types.h"
 #include "arch/x86/decoder.h"
-#include "arch/x86/detour.h"
 #include "arch/x86/insn_emulate.h"
 #include "arch/x86/insn_plan.h"
 #include "arch/x86/kernel_walk.h"
 #include "arch/x86/return_stubs.h"
 #include "core/error_or.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp::arch {
 
@@ -22,7 +21,7 @@ constexpr usize kSlotSize = x86::kSlotSize;
 constexpr usize kMaxInsnLength = 15;
 constexpr usize kBreakpointSize = 1;
 constexpr usize kMaxBreakpointSize = kBreakpointSize;
-constexpr usize kMaxPatchSize = 5;  // jmp rel32: a jump-optimized site covers 5 bytes
+constexpr usize kMaxPatchSize = 5;  // jmp rel32: a jump probe's site covers 5 bytes
 inline Breakpoint breakpoint_of(const Plan&) { return Breakpoint{{x86::kInt3}, kBreakpointSize}; }
 constexpr unsigned long kInterruptFlag = 0x200;
 // `call __fentry__` (or its nop) at function entry: the ftrace call site.
@@ -132,25 +131,5 @@ const char* return_probe_unsafe_here(const char* name, usize name_len);
 // the breakpoint had trapped (pre) and as if the call site had run (post).
 inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site + kBreakpointSize; }
 inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + kFtraceCallSize; }
-
-// Jump optimization: a probe's breakpoint becomes a `jmp rel32` to a detour (arch/x86/detour.h).
-constexpr bool kJumpOptimization = true;
-constexpr usize kMaxDetourSize = x86::kMaxDetourSize;
-// Decodes the whole function from func_start (okprobes' breakpoints recovered), checks the
-// region at addr against it and its exception-table entries, and relocates it into a detour at
-// buffer calling entry. The error's reason starts "not optimized: ".
-// post_entry: the post handlers' entry when the probe has a post_handler (0: none).
-// site: the core's record of the probe (8-aligned), which detour_site gives back on a hit.
-ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
-                                RecoverFn recover, okp_addr_t buffer, okp_addr_t entry,
-                                okp_addr_t post_entry, okp_addr_t site);
-// [hit] The site a detour serves, from its copy's address.
-inline okp_addr_t detour_site(okp_addr_t copy) { return x86::detour_site(copy); }
-inline bool detour_has_post(okp_addr_t copy) { return x86::detour_has_post(copy); }
-// The end of a detour's step (post entry): the interrupt flag the entry cleared comes back.
-inline void end_detour_step(okp_regs* regs, unsigned long saved_flags) { regs->flags |= saved_flags; }
-// [hit] From the post entry's return address: the ip post handlers see, and where to go on.
-inline okp_addr_t detour_post_next_ip(okp_addr_t ret) { return x86::detour_post_next_ip(ret); }
-inline okp_addr_t detour_post_resume(okp_addr_t ret) { return x86::detour_post_resume(ret); }
 
 }  // namespace okp::arch

@@ -18,7 +18,7 @@
 // overwrite the frame's site and kind before the opener counts it.)
 #pragma once
 
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp {
 

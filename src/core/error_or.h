@@ -13,7 +13,7 @@
 #include "core/errno.h"
 #include "core/new.h"
 #include "core/utility.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp {
 

@@ -8,64 +8,18 @@
 #include <okprobes/okprobes.h>
 
 #include "core/cpu_frames.h"
+#include "core/hit_handlers.h"
 #include "core/hit_path.h"
 #include "core/registry.h"
 #include "core/return_probe.h"
-
-// Nothing here is traced (Kbuild drops the ftrace flags for this file) or probed (it is
-// okprobes' own text, blacklisted). The helpers are always inlined: on an emulator the
-// calls and returns of a trap path cost as much as the work itself.
-#define OKP_HIT_INLINE [[gnu::always_inline]] inline
+#include "seam/core_entries.h"
+#ifdef OKP_JUMP_PROBES
+#include "arch/jump_contract.h"  // a planned detour's copy is where a breakpoint hit resumes
+#endif
 
 namespace okp {
 
 namespace {
-
-OKP_HIT_INLINE void count_miss(okp_kprobe* kp, okp_miss_cause cause) {
-  __atomic_fetch_add(&kp->nmissed, 1, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&kp->nmissed_by[cause], 1, __ATOMIC_RELAXED);
-}
-
-OKP_HIT_INLINE bool disabled(const okp_kprobe* kp) {
-  // A relaxed load (GCC builds an atomic's address with an add first: a volatile read
-  // addresses the field with an offset, one instruction less per probe and walk).
-  return *static_cast<const volatile decltype(kp->flags)*>(&kp->flags) & OKP_KPROBE_FLAG_DISABLED;
-}
-
-OKP_HIT_INLINE ProbeRecord* first_probe(const Site& s) { return __atomic_load_n(&s.probes, __ATOMIC_ACQUIRE); }
-OKP_HIT_INLINE ProbeRecord* next_probe(const ProbeRecord& r) {
-  return __atomic_load_n(&r.next_at_site, __ATOMIC_ACQUIRE);
-}
-
-OKP_HIT_INLINE void miss_all(const Site& s, okp_miss_cause cause) {
-  for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) count_miss(r->kp, cause);
-}
-
-// Runs the pre handlers in registration order. True when one of them redirected execution
-// (returned non-zero): as in kprobes, later handlers and the instruction are skipped.
-// A return probe's entry is a pre handler like any other (return_entry): a test for it here
-// would cost every other probe's hit.
-OKP_HIT_INLINE bool run_pre_handlers(const Site& s, okp_regs* regs) {
-  auto* pt = reinterpret_cast<pt_regs*>(regs);
-  for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) {
-    okp_kprobe* kp = r->kp;
-    if (disabled(kp)) {
-      count_miss(kp, OKP_MISS_DISABLED);
-      continue;
-    }
-    __atomic_fetch_add(&kp->nhit, 1, __ATOMIC_RELAXED);
-    if (kp->pre_handler && kp->pre_handler(kp, pt)) return true;
-  }
-  return false;
-}
-
-OKP_HIT_INLINE void run_post_handlers(const Site& s, okp_regs* regs) {
-  auto* pt = reinterpret_cast<pt_regs*>(regs);
-  for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) {
-    okp_kprobe* kp = r->kp;
-    if (kp->post_handler && !disabled(kp)) kp->post_handler(kp, pt, 0);
-  }
-}
 
 // The slot's own trap: the copied instruction ran; resume after the original. depth: the
 // caller's read of cpu->depth (non-zero). The frame closed is the one read here (frames are
@@ -121,21 +75,21 @@ OKP_HIT_INLINE int resume_after_pre(const Site& s, okp_regs* regs, okp_cpu_state
     frame->site = const_cast<Site*>(&s);
     frame->kind = kind;
   };
+#ifdef OKP_JUMP_PROBES
   // A site whose detour is planned resumes in the detour's copy of its region: no step, and
   // nothing returns into the middle of a region that is about to hold (or holds) a jump.
-  // (Without a jump optimizer no site has a detour: the load is not even made.)
-  if (arch::kJumpOptimization) {
-    if (const okp_addr_t copy = __atomic_load_n(&s.detour_copy, __ATOMIC_ACQUIRE)) {
-      if (arch::detour_has_post(copy)) {  // the copy's post entry closes the frame
-        fill(kReentry ? kDetourSkip : kDetourStep);
-        arch::begin_step(regs, copy, &frame->saved_flags);
-        return 1;
-      }
-      close();
-      arch::set_instruction_pointer(regs, copy);
+  // (Without jump probes no site has a detour: the load is not even made.)
+  if (const okp_addr_t copy = __atomic_load_n(&s.detour_copy, __ATOMIC_ACQUIRE)) {
+    if (arch::detour_has_post(copy)) {  // the copy's post entry closes the frame
+      fill(kReentry ? kDetourSkip : kDetourStep);
+      arch::begin_step(regs, copy, &frame->saved_flags);
       return 1;
     }
+    close();
+    arch::set_instruction_pointer(regs, copy);
+    return 1;
   }
+#endif
   if (!arch::needs_slot(s.plan)) {
     if (arch::emulate(s.plan, s.addr, regs).is_error()) {
       // The original instruction would have faulted the same way: let the kernel report it.
@@ -345,94 +299,4 @@ extern "C" OKP_HIT_PATH void okp_core_on_ftrace(okp_addr_t site_addr, struct okp
 extern "C" OKP_HIT_PATH void okp_core_on_ftrace_ipmodify(okp_addr_t site_addr, struct okp_regs* regs,
                                                          struct okp_cpu_state* cpu) {
   on_ftrace<true>(site_addr, regs, cpu);
-}
-
-namespace {
-
-// Every other detour hit: a re-entry (a frame is open on this CPU), or a post handler to run
-// after the copy's first instruction. Out of line, so that the common hit below keeps a short
-// prologue. Returns as okp_core_on_detour does.
-[[gnu::noinline]] OKP_HIT_PATH int on_detour_uncommon(okp_addr_t copy, const Site& s,
-                                                       okp_regs* regs, okp_cpu_state* cpu) {
-  const bool post = arch::detour_has_post(copy);
-  const bool reentry = cpu->depth > 0;
-  okp_cpu_frame* frame = push_frame(cpu, &s, kHandlers);
-  if (!frame) {
-    // No frame for the post entry to close either: it resumes without handlers.
-    okp_seam_invariant_failed("per-CPU probe frames exhausted", __FILE__, __LINE__);
-    return 0;
-  }
-  if (reentry) {
-    miss_all(s, OKP_MISS_REENTRY);
-  } else if (run_pre_handlers(s, regs)) {
-    pop_frame(cpu);  // redirected: the instruction is skipped, and so are post handlers
-    return 1;
-  }
-  if (post) {
-    frame->kind = reentry ? kDetourSkip : kDetourStep;
-    arch::begin_step(regs, copy, &frame->saved_flags);
-    return 1;
-  }
-  pop_frame(cpu);
-  return 0;
-}
-
-}  // namespace
-
-extern "C" OKP_HIT_PATH int okp_core_on_detour(okp_addr_t copy, struct okp_regs* regs,
-                                               struct okp_cpu_state* cpu) {
-  // The detour names its site: no lookup. A task preempted on its way here may come after the
-  // probe was unregistered; the site is still there (Registry::release_site keeps it as long
-  // as its detours), with no probe left in it, so no handler runs and the copy runs.
-  const Site& s = *reinterpret_cast<const Site*>(arch::detour_site(copy));
-  // Handlers see what a breakpoint hit shows them (the kprobes convention).
-  arch::restore_trap_ip(regs, s.addr);
-  // The common hit, which is what an optimized probe's cost is: the probe is there, this
-  // CPU has no frame open and no post handler waits. Its frame is frame 0 and only its count
-  // matters: a kHandlers frame is never read (only step exits and post entries read a frame,
-  // and only one of their own kinds), so it is counted and left unfilled, with the kind 0
-  // every frame above depth has (core/cpu_frames.h). Unless a handler redirected (then
-  // regs->ip is where it sent execution), the entry returns into the copy as it was called.
-  // On x86-64 okp_detour_entry tells this common hit apart itself and takes it to
-  // okp_core_on_detour_idle (the same work, less of it in C); it comes here only otherwise
-  // (the host tests call this entry for every hit).
-  if (__builtin_expect(cpu->depth == 0 && !arch::detour_has_post(copy), 1)) {
-    __atomic_store_n(&cpu->depth, 1u, __ATOMIC_RELAXED);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    const bool redirected = run_pre_handlers(s, regs);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&cpu->depth, 0u, __ATOMIC_RELAXED);
-    return redirected;
-  }
-  return on_detour_uncommon(copy, s, regs, cpu);
-}
-
-extern "C" OKP_HIT_PATH int okp_core_on_detour_idle(okp_addr_t site, struct okp_regs* regs) {
-  // okp_core_on_detour's common hit, with the depth's check and its 0 -> 1 -> 0 and the
-  // post-entry check done by the entry around this call, which also reads the site word for
-  // it: no CPU state to keep across the handlers (one callee-saved register fewer to save).
-  // What is left is the ip the handlers see and the handlers' walk: every instruction here is
-  // the optimized probe's cost (docs/jump-optimization.md counts them against optprobes).
-  const Site& s = *reinterpret_cast<const Site*>(site);
-  arch::restore_trap_ip(regs, s.addr);
-  return run_pre_handlers(s, regs);
-}
-
-extern "C" OKP_HIT_PATH void okp_core_on_detour_post(okp_addr_t ret, struct okp_regs* regs,
-                                                     struct okp_cpu_state* cpu) {
-  const okp_addr_t resume = arch::detour_post_resume(ret);
-  okp_cpu_frame* top = cpu->depth ? &cpu->frames[cpu->depth - 1] : nullptr;
-  if (!top || (top->kind != kDetourStep && top->kind != kDetourSkip)) {
-    // The entry could not open the frame (exhausted): nothing to end.
-    arch::set_instruction_pointer(regs, resume);
-    return;
-  }
-  arch::end_detour_step(regs, top->saved_flags);
-  if (top->kind == kDetourStep) {
-    top->kind = kHandlers;
-    arch::set_instruction_pointer(regs, arch::detour_post_next_ip(ret));
-    run_post_handlers(*static_cast<const Site*>(top->site), regs);
-  }
-  pop_frame(cpu);
-  arch::set_instruction_pointer(regs, resume);
 }

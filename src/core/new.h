@@ -4,7 +4,7 @@
 // stray `new T` fails the module link instead of guessing.
 #pragma once
 
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 #include "core/utility.h"
 
 #if __STDC_HOSTED__

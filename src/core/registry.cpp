@@ -4,18 +4,17 @@
 #include "core/registry.h"
 
 #include "core/new.h"
+#include "core/optimizer/jump_optimizer.h"
 #include "core/return_probe.h"
 #include "core/settings.h"
 #include "core/string.h"
+#include "seam/core_entries.h"
 
 namespace okp {
 
 constinit Registry g_registry;
 
 namespace {
-
-// The proof a lock-demanding member checks (Locked is only made from a live guard).
-void assert_locked(Locked) { okp_seam_assert_registry_locked(); }
 
 bool disabled(const okp_kprobe* kp) {
   return __atomic_load_n(&kp->flags, __ATOMIC_RELAXED) & OKP_KPROBE_FLAG_DISABLED;
@@ -42,9 +41,10 @@ ErrorOr<void> Registry::init() {
   unsigned long size = 0;
   okp_addr_t base = okp_seam_slot_area(&size);
   if (!base || size < arch::kSlotSize) return Error(Errno::kNoMem, "no slot area");
-  slots_.init(base, size);
-  settings().armed_observer = [](bool armed) { registry().set_armed(armed); };
-  settings().optimization_observer = [](bool on) { registry().set_optimization(on); };
+  table_.slots.init(base, size);
+  settings().armed_observer = [](bool) { registry().rearm_all(); };
+  if constexpr (arch::kJumpProbes)
+    settings().optimization_observer = [](bool on) { jump_optimizer().set_enabled(on); };
   return {};
 }
 
@@ -53,15 +53,16 @@ void Registry::collect_retired_slots() {
   Site* sites;
   {
     RegistryGuard guard;
-    sealed = slots_.seal_retired();
-    sites = retired_sites_;
-    retired_sites_ = nullptr;
+    ProbeTable& t = table(guard);
+    sealed = t.slots.seal_retired();
+    sites = t.retired_sites;
+    t.retired_sites = nullptr;
   }
   if (!sealed && !sites) return;
   okp_seam_synchronize_tasks();  // unlocked: it can take seconds
   {
     RegistryGuard guard;
-    slots_.free_sealed();
+    table(guard).slots.free_sealed();
   }
   while (sites) {
     Site* next = sites->next_retired;
@@ -82,31 +83,32 @@ void Registry::exit() {
     okp_kprobe* kp;
     {
       RegistryGuard guard;
-      if (!registered_) break;
-      kp = registered_->kp;
+      const ProbeTable& t = table(guard);
+      if (!t.registered) break;
+      kp = t.registered->kp;
     }
     okp_seam_log(OKP_LOG_WARNING, "a probe was still registered at unload: removing it");
     unregister_probes(&kp, 1);
   }
   // The unregisters above may have queued the optimizer (a neighbour's region freed): no
   // batch may run once okprobes' text is gone.
-  okp_seam_cancel_optimizer();
+  if constexpr (arch::kJumpProbes) jump_optimizer().stop();
   // The slot area is freed with okprobes' text: nobody may still run a boosted slot.
   okp_seam_flush_slot_collection();
   collect_retired_slots();
   RegistryGuard guard;
-  blacklist_.clear();
+  table(guard).blacklist.clear();
 }
 
 ProbeRecord* Registry::find_record(Locked lock, const okp_kprobe* kp) const {
-  assert_locked(lock);
-  return records_.find(reinterpret_cast<okp_addr_t>(kp));
+  return table(lock).records.find(reinterpret_cast<okp_addr_t>(kp));
 }
 
 void Registry::recover_original(okp_addr_t start, u8* bytes, usize n) const {
   // Only sites that can reach into [start, start + n): a lookup per address of that span,
   // not a walk of every site (called for each registration: a batch of 10k was quadratic).
-  table_.for_each_in_range(patch_reach(start), start + n, [&](const Site& s) {
+  // The caller holds the lock (a RecoverFn has no room for the proof).
+  table_.sites.for_each_in_range(patch_reach(start), start + n, [&](const Site& s) {
     if (s.ftrace || !s.live()) return;
     for (usize i = 0; i < s.patch_size; ++i) {
       okp_addr_t a = s.addr + i;
@@ -121,8 +123,8 @@ void Registry::record_refusal(const okp_kprobe* kp, int err) {
 }
 
 void Registry::note_refusal(Locked lock, const okp_kprobe* kp, int err) {
-  assert_locked(lock);
-  Refusal& r = refusals_[next_refusal_++ % kRefusals];
+  ProbeTable& t = table(lock);
+  ProbeTable::Refusal& r = t.refusals[t.next_refusal++ % ProbeTable::kRefusals];
   r.err = err;
   if (kp) describe(kp, r.what, sizeof(r.what)); else copy_string(r.what, sizeof(r.what), "NULL");
   copy_string(r.reason, sizeof(r.reason), kp ? kp->okp_reason : "NULL probe");
@@ -140,7 +142,8 @@ int Registry::register_probe(okp_kprobe* kp, bool return_probe) {
   bool flush;
   {
     RegistryGuard guard;
-    flush = slots_.in_use() + 2 > slots_.capacity() && slots_.waiting();
+    const SlotPool<arch::kSlotSize>& slots = table(guard).slots;
+    flush = slots.in_use() + 2 > slots.capacity() && slots.waiting();
   }
   if (flush) okp_seam_flush_slot_collection();
   okp_kprobe* rollback = nullptr;
@@ -159,7 +162,6 @@ int Registry::register_probe(okp_kprobe* kp, bool return_probe) {
 
 int Registry::register_probe_locked(Locked lock, okp_kprobe* kp, bool return_probe,
                                     okp_kprobe** rollback) {
-  assert_locked(lock);
   bool detached = false;
   auto result = do_register(lock, kp, return_probe, &detached);
   if (detached) *rollback = kp;
@@ -210,7 +212,6 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
 [[gnu::noinline]] ErrorOr<void> Registry::locate_probe(Locked lock, okp_kprobe* kp,
                                                        bool return_probe, okp_addr_t* out,
                                                        okp_text_info* out_info) {
-  assert_locked(lock);
   if (kp->symbol_name && kp->addr)
     return Error(Errno::kInval, "both symbol_name and addr are set: give one");
   if (!kp->symbol_name && !kp->addr)
@@ -247,7 +248,7 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
                             "%#lx is blacklisted: %s [function padding: the kernel rewrites it "
                             "(call depth tracking, FineIBT)]",
                             addr, info.symbol);
-  if (const BlacklistEntry* b = blacklist_.find(addr, 1)) {
+  if (const BlacklistEntry* b = blacklisted(lock, addr, 1)) {
     char origin[160];
     Blacklist::describe(*b, origin, sizeof(origin));
     return Error::formatted(Errno::kInval, "%#lx is blacklisted: %s [%s]", addr, b->symbol, origin);
@@ -261,9 +262,10 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
                                                  const okp_text_info& info, bool* rollback) {
 
   // The record first: nothing is published before every allocation succeeded.
+  ProbeTable& t = table(lock);
   auto* rec = make<ProbeRecord>(Gfp::kKernel);
   if (!rec) return Error(Errno::kNoMem, "out of memory");
-  Site* site = table_.find(addr);
+  Site* site = t.sites.find(addr);
   if (site) {
     if (site->ftrace && site->ipmodify != !!(kp->flags & OKP_KPROBE_FLAG_IPMODIFY)) {
       destroy(rec);
@@ -288,10 +290,10 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
   // the post handlers (update_site below recomputes the flag from all the site's probes).
   if (site->ftrace && kp->post_handler) __atomic_store_n(&site->ftrace_post, true, __ATOMIC_RELEASE);
   __atomic_store_n(tail, rec, __ATOMIC_RELEASE);
-  rec->prev_registered = registered_tail_;
-  (registered_tail_ ? registered_tail_->next_registered : registered_) = rec;
-  registered_tail_ = rec;
-  records_.insert(*rec);
+  rec->prev_registered = t.registered_tail;
+  (t.registered_tail ? t.registered_tail->next_registered : t.registered) = rec;
+  t.registered_tail = rec;
+  t.records.insert(*rec);
 
   kp->okp_core = rec;
   kp->addr = reinterpret_cast<okp_kprobe_opcode_t*>(addr);
@@ -321,7 +323,6 @@ void Registry::unregister_probes(okp_kprobe* const* kps, int num) {
 }
 
 bool Registry::detach_probes(Locked lock, okp_kprobe* const* kps, int num) {
-  assert_locked(lock);
   bool any = false;
   for (int i = 0; i < num; ++i) {
     if (!kps[i]) continue;
@@ -339,7 +340,6 @@ bool Registry::detach_probes(Locked lock, okp_kprobe* const* kps, int num) {
 }
 
 void Registry::finish_unregister(Locked lock, okp_kprobe* const* kps, int num) {
-  assert_locked(lock);
   for (int i = 0; i < num; ++i) {
     okp_kprobe* kp = kps[i];
     // Detached: the record hangs on kp and nothing else (kps detach_probes did not detach
@@ -364,6 +364,7 @@ bool Registry::detach_probe(Locked lock, okp_kprobe* kp) {
     okp_seam_log(OKP_LOG_WARNING, line);
     return false;
   }
+  ProbeTable& t = table(lock);
   Site& site = *rec->site;
   // Unlink from the aggregate; the record keeps its next link for readers standing on it.
   for (ProbeRecord** pp = &site.probes; *pp; pp = &(*pp)->next_at_site) {
@@ -372,15 +373,16 @@ bool Registry::detach_probe(Locked lock, okp_kprobe* kp) {
       break;
     }
   }
-  (rec->prev_registered ? rec->prev_registered->next_registered : registered_) = rec->next_registered;
-  (rec->next_registered ? rec->next_registered->prev_registered : registered_tail_) = rec->prev_registered;
-  records_.remove(*rec);
+  (rec->prev_registered ? rec->prev_registered->next_registered : t.registered) = rec->next_registered;
+  (rec->next_registered ? rec->next_registered->prev_registered : t.registered_tail) = rec->prev_registered;
+  t.records.remove(*rec);
   rec->emptied_site = site.probes == nullptr;
   if (rec->emptied_site) {
     disarm(lock, site);
     if (!site.gone()) {
-      table_.remove(site);
-      if (!site.ftrace) requeue_regions_over(lock, site.addr);
+      t.sites.remove(site);
+      if constexpr (arch::kJumpProbes)
+        if (!site.ftrace) jump_optimizer().probe_removed(lock, site.addr);
     }
   } else {
     update_site(lock, site);
@@ -398,31 +400,36 @@ int Registry::set_probe_disabled(Locked lock, okp_kprobe* kp, bool off) {
   return 0;
 }
 
-void Registry::set_armed(bool) {
+void Registry::rearm_all() {
   RegistryGuard guard;
-  table_.for_each([&](Site& s) { update_site(guard, s); });
+  for_each_site(guard, [&](Site& s) { update_site(guard, s); });
+}
+
+void Registry::make_gone(Locked lock, Site& s) {
+  // The text is about to be freed: forget it without patching it back. An ftrace site is
+  // ftrace's record, still valid now: drop it from our filter so our ops holds no stale ip.
+  if (s.ftrace && s.live()) okp_seam_ftrace_disarm(s.addr, s.ipmodify);
+  unfence_kernel_kprobes(lock, s);  // no text left to misread
+  s.state = SiteState::kGone;
+  table(lock).sites.remove(s);
 }
 
 void Registry::module_going(const void* module) {
   bool any = false;
   {
     RegistryGuard guard;
-    for (ProbeRecord* r = registered_; r; r = r->next_registered) {
+    ProbeTable& t = table(guard);
+    for (ProbeRecord* r = t.registered; r; r = r->next_registered) {
       Site& s = *r->site;
-      if (s.module != module || s.gone()) continue;
-      // The text is about to be freed: forget it without patching it back. An ftrace site is
-      // ftrace's record, still valid now: drop it from our filter so our ops holds no stale ip.
-      if (s.ftrace && s.live()) okp_seam_ftrace_disarm(s.addr, s.ipmodify);
-      unfence_kernel_kprobes(guard, s);  // no text left to misread
-      s.state = SiteState::kGone;
-      table_.remove(s);
+      if (s.place.module != module || s.gone()) continue;
+      make_gone(guard, s);
       any = true;
     }
-    for (ProbeRecord* r = registered_; r; r = r->next_registered) {
-      if (r->site->module != module) continue;
+    for (ProbeRecord* r = t.registered; r; r = r->next_registered) {
+      if (r->site->place.module != module) continue;
       r->kp->flags |= OKP_KPROBE_FLAG_GONE;
       okp_seam_format(r->kp->okp_reason, OKP_REASON_MAX,
-                      "module %s was unloaded: the probe is inert", r->site->module_name);
+                      "module %s was unloaded: the probe is inert", r->site->place.module_name);
     }
   }
   // No CPU is still in a handler of a probe on the going text when this returns (unlocked).
@@ -433,18 +440,16 @@ void Registry::module_live(const void* module) {
   bool any = false;
   {
     RegistryGuard guard;
-    for (ProbeRecord* r = registered_; r; r = r->next_registered) {
+    for (ProbeRecord* r = table(guard).registered; r; r = r->next_registered) {
       Site& s = *r->site;
-      if (s.module != module || !s.init_text) continue;
+      if (s.place.module != module || !s.place.init_text) continue;
       if (!s.gone()) {
-        unfence_kernel_kprobes(guard, s);
-        s.state = SiteState::kGone;
-        table_.remove(s);
+        make_gone(guard, s);
         any = true;
       }
       r->kp->flags |= OKP_KPROBE_FLAG_GONE;
       okp_seam_format(r->kp->okp_reason, OKP_REASON_MAX,
-                      "module %s finished init: its __init text is freed", s.module_name);
+                      "module %s finished init: its __init text is freed", s.place.module_name);
     }
   }
   if (any) okp_seam_synchronize_rcu();
@@ -453,12 +458,12 @@ void Registry::module_live(const void* module) {
 int Registry::blacklist_add(okp_addr_t start, okp_addr_t end, const char* symbol,
                             const char* source, const void* owner, const char* via) {
   RegistryGuard guard;
-  return to_kernel_result(blacklist_.add(start, end, symbol, source, owner, via));
+  return to_kernel_result(table(guard).blacklist.add(start, end, symbol, source, owner, via));
 }
 
 void Registry::blacklist_remove_owner(const void* owner) {
   RegistryGuard guard;
-  blacklist_.remove_owner(owner);
+  table(guard).blacklist.remove_owner(owner);
 }
 
 }  // namespace okp

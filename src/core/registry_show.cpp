@@ -9,13 +9,13 @@ namespace okp {
 
 void Registry::show_probes(void (*emit)(void*, const char*), void* ctx) {
   RegistryGuard guard;
-  for (ProbeRecord* r = registered_; r; r = r->next_registered) {
+  for (ProbeRecord* r = table(guard).registered; r; r = r->next_registered) {
     const Site& s = *r->site;
     const okp_kprobe* kp = r->kp;
     char line[OKP_REASON_MAX + 460];
     unsigned int f = kp->flags;
     char modpart[64] = "";
-    if (s.module_name[0]) okp_seam_format(modpart, sizeof(modpart), " [%s]", s.module_name);
+    if (s.place.module_name[0]) okp_seam_format(modpart, sizeof(modpart), " [%s]", s.place.module_name);
     int n = 0;
     char flags[64] = "";
     const char* labels[] = {(f & OKP_KPROBE_FLAG_GONE) ? " [GONE]" : "",
@@ -42,7 +42,7 @@ void Registry::show_probes(void (*emit)(void*, const char*), void* ctx) {
                       kp->nmissed_by[OKP_MISS_REENTRY], kp->nmissed_by[OKP_MISS_DISABLED],
                       kp->nmissed_by[OKP_MISS_FAULT], kp->nmissed_by[OKP_MISS_IPMODIFY]);
     okp_seam_format(line, sizeof(line), "%016lx  %c  %s+%#lx%s%s hits=%lu nmissed=%lu%s%s", s.addr,
-                    ret ? 'r' : 'k', s.symbol, s.offset, modpart, flags, kp->nhit, kp->nmissed,
+                    ret ? 'r' : 'k', s.place.symbol, s.place.offset, modpart, flags, kp->nhit, kp->nmissed,
                     counts, why);
     emit(ctx, line);
   }
@@ -50,7 +50,7 @@ void Registry::show_probes(void (*emit)(void*, const char*), void* ctx) {
 
 void Registry::show_blacklist(void (*emit)(void*, const char*), void* ctx) {
   RegistryGuard guard;
-  blacklist_.for_each([&](const BlacklistEntry& e) {
+  table(guard).blacklist.for_each([&](const BlacklistEntry& e) {
     char line[320], origin[160];
     Blacklist::describe(e, origin, sizeof(origin));
     okp_seam_format(line, sizeof(line), "0x%016lx-0x%016lx\t%s\t[%s]", e.start, e.end, e.symbol,
@@ -61,9 +61,10 @@ void Registry::show_blacklist(void (*emit)(void*, const char*), void* ctx) {
 
 void Registry::show_refused(void (*emit)(void*, const char*), void* ctx) {
   RegistryGuard guard;
-  usize first = next_refusal_ > kRefusals ? next_refusal_ - kRefusals : 0;
-  for (usize i = first; i < next_refusal_; ++i) {
-    const Refusal& r = refusals_[i % kRefusals];
+  const ProbeTable& t = table(guard);
+  const usize first = t.next_refusal > ProbeTable::kRefusals ? t.next_refusal - ProbeTable::kRefusals : 0;
+  for (usize i = first; i < t.next_refusal; ++i) {
+    const ProbeTable::Refusal& r = t.refusals[i % ProbeTable::kRefusals];
     char line[OKP_REASON_MAX + 96];
     okp_seam_format(line, sizeof(line), "%s\t%d\t%s", r.what, r.err, r.reason);
     emit(ctx, line);

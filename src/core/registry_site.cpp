@@ -6,6 +6,7 @@
 #include "core/registry.h"
 
 #include "core/new.h"
+#include "core/optimizer/jump_optimizer.h"
 #include "core/settings.h"
 #include "core/string.h"
 
@@ -13,36 +14,30 @@ namespace okp {
 
 namespace {
 
-// The proof a lock-demanding member checks (Locked is only made from a live guard).
-void assert_locked(Locked) { okp_seam_assert_registry_locked(); }
-
 bool disabled(const okp_kprobe* kp) {
   return __atomic_load_n(&kp->flags, __ATOMIC_RELAXED) & OKP_KPROBE_FLAG_DISABLED;
-}
-
-void recover_trampoline(okp_addr_t start, u8* bytes, usize n) {
-  g_registry.recover_original(start, bytes, n);
 }
 
 }  // namespace
 
 ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_text_info& info,
                                      okp_kprobe* kp) {
-  assert_locked(lock);
+  ProbeTable& t = table(lock);
   auto* site = make<Site>(Gfp::kKernel);
   if (!site) return Error(Errno::kNoMem, "out of memory");
   site->addr = addr;
-  site->module = info.module;
-  site->init_text = info.module_init_text;
-  site->offset = addr - info.func_start;
-  site->func_size = info.func_size;
-  copy_string(site->symbol, sizeof(site->symbol), info.symbol);
-  copy_string(site->module_name, sizeof(site->module_name), info.module_name);
+  SitePlace& place = site->place;
+  place.module = info.module;
+  place.init_text = info.module_init_text;
+  place.offset = addr - info.func_start;
+  place.func_size = info.func_size;
+  copy_string(place.symbol, sizeof(place.symbol), info.symbol);
+  copy_string(place.module_name, sizeof(place.module_name), info.module_name);
 
   // A static call's trampoline is rewritten by static_call_update(), and no reserved-text check
   // of the kernel covers it (static_call_text_reserved() knows the call sites, not the
   // trampolines). Known by its symbol's name; a detour region stays inside the function.
-  if (starts_with(site->symbol, "__SCT__")) {
+  if (starts_with(place.symbol, "__SCT__")) {
     destroy(site);
     return Error::formatted(Errno::kBusy, "the instruction at %#lx is owned by: static call "
                             "trampoline (static_call_update() rewrites it)", addr);
@@ -58,18 +53,18 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
   if (ftrace_site) {
     site->ftrace = true;
     site->ipmodify = kp->flags & OKP_KPROBE_FLAG_IPMODIFY;
-    table_.insert(*site);
+    t.sites.insert(*site);
     return site;
   }
 
-  site->step_slot = slots_.allocate();
+  site->step_slot = t.slots.allocate();
   if (!site->step_slot) {
     destroy(site);
     return Error::formatted(Errno::kNoMem, "all %lu out-of-line slots are in use",
-                            static_cast<unsigned long>(slots_.capacity()));
+                            static_cast<unsigned long>(t.slots.capacity()));
   }
   auto plan = arch::check_and_plan(addr, info.func_start, info.func_size, site->step_slot,
-                                   recover_trampoline);
+                                   recover_original_text);
   if (plan.is_error()) {
     release_site(lock, *site);
     return plan.release_error();
@@ -77,13 +72,13 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
   site->plan = plan.release_value();
   // A jump over addr would hide the breakpoint: that site goes back to its own breakpoint
   // before this one is read or armed.
-  yield_regions_over(lock, addr);
+  if constexpr (arch::kJumpProbes) jump_optimizer().breakpoint_added(lock, addr);
   usize len = arch::insn_length(site->plan);
   if (const char* owner = okp_seam_text_owner(addr, len)) {
     release_site(lock, *site);
     return Error::formatted(Errno::kBusy, "the instruction at %#lx is owned by: %s", addr, owner);
   }
-  if (const BlacklistEntry* b = blacklist_.find(addr, len)) {
+  if (const BlacklistEntry* b = t.blacklist.find(addr, len)) {
     char origin[160];
     Blacklist::describe(*b, origin, sizeof(origin));
     release_site(lock, *site);
@@ -96,7 +91,7 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
     return Error::formatted(Errno::kFault, "cannot read the text at %#lx", addr);
   }
   if (!arch::needs_slot(site->plan)) {
-    slots_.release(site->step_slot);
+    t.slots.release(site->step_slot);
     site->step_slot = 0;
   } else {
     u8 original[arch::kMaxInsnLength] = {};
@@ -106,13 +101,13 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
     arch::build_slot(site->plan, addr, original, site->step_slot, false, image);
     int err = okp_seam_patch_text(site->step_slot, image, nullptr, sizeof(image));
     if (!err && arch::boostable(site->plan)) {
-      site->boost_slot = slots_.allocate();
+      site->boost_slot = t.slots.allocate();
       if (site->boost_slot) {
         // The displacement fix-up is per slot; check the second slot is in reach too.
         auto again = arch::check_and_plan(addr, info.func_start, info.func_size, site->boost_slot,
-                                          recover_trampoline);
+                                          recover_original_text);
         if (again.is_error() || !arch::boostable(again.value())) {
-          slots_.release(site->boost_slot);  // not boosted: the step slot serves
+          t.slots.release(site->boost_slot);  // not boosted: the step slot serves
           site->boost_slot = 0;
         } else {
           arch::build_slot(site->plan, addr, original, site->boost_slot, true, image);
@@ -125,21 +120,20 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
       return Error::formatted(Errno::kFault, "cannot write the out-of-line slot for %#lx", addr);
     }
   }
-  table_.insert(*site);
+  t.sites.insert(*site);
   return site;
 }
 
 ErrorOr<void> Registry::arm(Locked lock, Site& site) {
-  assert_locked(lock);
   if (site.state != SiteState::kDisarmed) return {};
-  if (site.module && okp_seam_module_get(site.module))
+  if (site.place.module && okp_seam_module_get(site.place.module))
     return Error(Errno::kNoEnt, "module is going away");
   const arch::Breakpoint bp = arch::breakpoint_of(site.plan);
   // Fenced before the int3 is written, so no kernel kprobe is decoded through it unfenced.
   fence_kernel_kprobes(lock, site, bp.size, bp.size);
   int err = site.ftrace ? okp_seam_ftrace_arm(site.addr, site.ipmodify)
                         : okp_seam_patch_text(site.addr, bp.bytes, site.original, bp.size);
-  if (site.module) okp_seam_module_put(site.module);
+  if (site.place.module) okp_seam_module_put(site.place.module);
   if (err) unfence_kernel_kprobes(lock, site);
   if (err) return Error::formatted(from_kernel_errno(err), "patching %#lx failed (%d)", site.addr, err);
   site.state = SiteState::kArmed;
@@ -147,12 +141,10 @@ ErrorOr<void> Registry::arm(Locked lock, Site& site) {
 }
 
 void Registry::disarm(Locked lock, Site& site) {
-  assert_locked(lock);
   if (!site.live()) return;
-  unoptimize(lock, site);  // back to the breakpoint first
-  if (site.state == SiteState::kQueued) site.state = SiteState::kArmed;
+  if constexpr (arch::kJumpProbes) jump_optimizer().disarming(lock, site);  // breakpoint first
   // Hold the module while patching its text, or it may be freed under us.
-  if (site.module && okp_seam_module_get(site.module)) {
+  if (site.place.module && okp_seam_module_get(site.place.module)) {
     site.state = SiteState::kDisarmed;  // going: the module notifier will mark it gone
     unfence_kernel_kprobes(lock, site);
     return;
@@ -162,13 +154,12 @@ void Registry::disarm(Locked lock, Site& site) {
   else if (const arch::Breakpoint bp = arch::breakpoint_of(site.plan);
            okp_seam_patch_text(site.addr, site.original, bp.bytes, bp.size))
     okp_seam_invariant_failed("our breakpoint was overwritten by someone else", __FILE__, __LINE__);
-  if (site.module) okp_seam_module_put(site.module);
+  if (site.place.module) okp_seam_module_put(site.place.module);
   site.state = SiteState::kDisarmed;
   unfence_kernel_kprobes(lock, site);  // the original bytes are back
 }
 
 void Registry::update_site(Locked lock, Site& site) {
-  assert_locked(lock);
   bool any_enabled = false, any_post = false;
   for (ProbeRecord* r = site.probes; r; r = r->next_at_site) {
     if (!disabled(r->kp)) any_enabled = true;
@@ -181,39 +172,56 @@ void Registry::update_site(Locked lock, Site& site) {
     auto r = arm(lock, site);
     if (r.is_error()) {
       char line[160];
-      okp_seam_format(line, sizeof(line), "cannot arm the probe at %s+%#lx: %s", site.symbol,
-                      site.offset, r.error().reason());
+      okp_seam_format(line, sizeof(line), "cannot arm the probe at %s+%#lx: %s",
+                      site.place.symbol, site.place.offset, r.error().reason());
       okp_seam_log(OKP_LOG_ERR, line);
     }
   } else if (!want && site.live()) {
     disarm(lock, site);
   }
-  update_optimization(lock, site, any_post);
-  sync_optimized_flags(lock, site);
+  if constexpr (arch::kJumpProbes) jump_optimizer().site_updated(lock, site, any_post);
+}
+
+// A probe's reason (okp_kprobe_reason, debugfs list) on its breakpoint: why its site is not a
+// jump, then why the breakpoint is not boosted. Both: the optimizer decides after the
+// registration did, and its verdict must not hide the breakpoint's (a stepped instruction
+// costs a second trap per hit). Left as it is when neither applies.
+void Registry::refresh_reason(Locked lock, const Site& s, okp_kprobe* kp) {
+  char boost[96] = "";
+  if (!s.ftrace && arch::needs_slot(s.plan) && arch::boostable(s.plan) && kp->post_handler)
+    copy_string(boost, sizeof(boost), "not boosted: a post_handler needs the trap after the instruction");
+  else if (!s.ftrace && arch::needs_slot(s.plan) && !arch::boostable(s.plan))
+    okp_seam_format(boost, sizeof(boost), "not boosted: '%s' must be single-stepped",
+                    arch::mnemonic(s.plan));
+  const char* jump = "";
+  if constexpr (arch::kJumpProbes) jump = jump_optimizer().not_optimized(lock, s);
+  if (!*jump && !*boost) return;
+  okp_seam_format(kp->okp_reason, OKP_REASON_MAX, "%s%s%s", jump, *jump && *boost ? "; " : "", boost);
+}
+
+void Registry::refresh_reasons(Locked lock, const Site& s) {
+  for (ProbeRecord* r = s.probes; r; r = r->next_at_site) refresh_reason(lock, s, r->kp);
 }
 
 void Registry::release_site(Locked lock, Site& site) {
-  assert_locked(lock);
+  ProbeTable& t = table(lock);
   unfence_kernel_kprobes(lock, site);
-  slots_.release(site.step_slot);
+  t.slots.release(site.step_slot);
   if (site.boost_slot) {
-    slots_.retire(site.boost_slot);
+    t.slots.retire(site.boost_slot);
     okp_seam_defer_slot_collection();
   }
-  const bool deferred = site.detour || site.had_detour;
-  if (site.detour) {
-    // A task preempted between the jump and the handlers, or in the copy, may still be in it.
-    slots_.retire(site.detour, arch::kMaxDetourSize);
-  }
-  if (site.had_detour) {
-    // ... and when it goes on, the detour entry reads this site (its probe list is empty by
-    // now: no handler runs). It goes after the same wait as the detours it had.
-    site.next_retired = retired_sites_;
-    retired_sites_ = &site;
+  bool outlives_detours = false;
+  if constexpr (arch::kJumpProbes) outlives_detours = jump_optimizer().site_released(lock, site);
+  if (outlives_detours) {
+    // A task preempted in one of its detours reads this site when it goes on (its probe list
+    // is empty by now: no handler runs). It goes after the same wait as the detours it had.
+    site.next_retired = t.retired_sites;
+    t.retired_sites = &site;
+    okp_seam_defer_slot_collection();
   } else {
     destroy(&site);
   }
-  if (deferred) okp_seam_defer_slot_collection();
 }
 
 }  // namespace okp

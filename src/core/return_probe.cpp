@@ -10,6 +10,7 @@
 #include "core/registry.h"
 #include "core/stub_life.h"
 #include "core/string.h"
+#include "seam/core_entries.h"
 
 namespace okp {
 

@@ -18,7 +18,7 @@
 #include <okprobes/okprobes.h>
 
 #include "core/utility.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp {
 

@@ -3,7 +3,8 @@
 // No operator new/delete (see new.h), no exceptions, no RTTI, no static constructors (the
 // build fails on a .init_array section).
 #include "core/registry.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
+#include "seam/core_entries.h"
 
 extern "C" void __cxa_pure_virtual();  // declared for -Wmissing-declarations (6.8+ kernels)
 extern "C" void __cxa_pure_virtual() {

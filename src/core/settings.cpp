@@ -3,7 +3,8 @@
 #include "core/settings.h"
 
 #include "core/switch_value.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
+#include "seam/core_entries.h"
 
 namespace okp {
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "core/utility.h"
-#include "seam/okp_seam.h"
+#include "seam/kernel_services.h"
 
 namespace okp {
 

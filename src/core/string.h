@@ -25,4 +25,10 @@ inline bool starts_with(const char* s, const char* prefix) {
   return !*prefix;
 }
 
+inline bool contains(const char* s, const char* part) {
+  for (; *s; ++s)
+    if (starts_with(s, part)) return true;
+  return !*part;
+}
+
 }  // namespace okp

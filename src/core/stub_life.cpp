@@ -4,6 +4,7 @@
 
 #include "core/cpu_frames.h"
 #include "core/hit_path.h"
+#include "seam/core_entries.h"
 
 namespace okp {
 

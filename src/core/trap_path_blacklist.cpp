@@ -2,6 +2,7 @@
 // Feeds the registry's blacklist with the running kernel's trap path (core/trap_path.h).
 #include "core/registry.h"
 #include "core/trap_path.h"
+#include "seam/core_entries.h"
 
 namespace okp {
 

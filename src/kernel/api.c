@@ -82,7 +82,9 @@ EXPORT_SYMBOL_GPL(okp_kprobe_reason);
 void okp_wait_for_optimizer(void)
 {
 	might_sleep();
-	okp_seam_flush_optimizer();
+#ifdef OKP_JUMP_PROBES
+	okp_seam_flush_optimizer();	/* without jump probes there is no optimizer to wait for */
+#endif
 }
 EXPORT_SYMBOL_GPL(okp_wait_for_optimizer);
 
