@@ -117,6 +117,10 @@ void Registry::recover_original(okp_addr_t start, u8* bytes, usize n) const {
   });
 }
 
+void recover_original_text(okp_addr_t start, u8* bytes, usize n) {
+  g_registry.recover_original(start, bytes, n);
+}
+
 void Registry::record_refusal(const okp_kprobe* kp, int err) {
   RegistryGuard guard;
   note_refusal(guard, kp, err);

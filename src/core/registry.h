@@ -281,9 +281,9 @@ class Registry {
 extern Registry g_registry;
 inline Registry& registry() { return g_registry; }
 
-// The RecoverFn the arch's decoders and fence walks are given (registry lock held).
-inline void recover_original_text(okp_addr_t start, u8* bytes, usize n) {
-  g_registry.recover_original(start, bytes, n);
-}
+// The RecoverFn the arch's decoders and fence walks are given (registry lock held). Out of
+// line, once: an inline function whose address is taken would be a COMDAT copy per object,
+// which the kernel's module link rejects under ftrace's __mcount_loc.
+void recover_original_text(okp_addr_t start, u8* bytes, usize n);
 
 }  // namespace okp
