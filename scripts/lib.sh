@@ -43,6 +43,9 @@ apt_suite_init() {
   local suite=$1 arch=$2 dir=$OKP_CACHE/apt/$1-$2 uri sec opt
   uri=$(debian_uri)
   [ -n "$uri" ] || { log "no bookworm source in this machine's apt lists"; return 1; }
+  # One run at a time per state directory, until this run exits: a second apt-get update on
+  # the same lists fails at apt's own lock instead of waiting for it.
+  cache_lock "$(cache_lock_name "$dir")" "the apt state for $suite ($arch)"
   mkdir -p "$dir/lists/partial" "$dir/archives/partial" "$dir/etc"
   touch "$dir/status"
   opt="[arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
