@@ -43,6 +43,9 @@ apt_suite_init() {
   local suite=$1 arch=$2 dir=$OKP_CACHE/apt/$1-$2 uri sec opt
   uri=$(debian_uri)
   [ -n "$uri" ] || { log "no bookworm source in this machine's apt lists"; return 1; }
+  # One run at a time per state directory, until this run exits: a second apt-get update on
+  # the same lists fails at apt's own lock instead of waiting for it.
+  cache_lock "$(cache_lock_name "$dir")" "the apt state for $suite ($arch)"
   mkdir -p "$dir/lists/partial" "$dir/archives/partial" "$dir/etc"
   touch "$dir/status"
   opt="[arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
@@ -103,3 +106,98 @@ okp_arch() {
 # The kernel's ARCH= and CROSS_COMPILE= for a canonical arch.
 kbuild_arch() { case "$1" in x86_64) echo x86_64 ;; arm64) echo arm64 ;; riscv64) echo riscv ;; esac; }
 cross_compile() { case "$1" in x86_64) echo "" ;; arm64) echo aarch64-linux-gnu- ;; riscv64) echo riscv64-linux-gnu- ;; esac; }
+
+# ticker_start SECONDS COMMAND...: runs COMMAND (to stderr) every SECONDS in the background
+# until ticker_stop, so a long step shows it is alive. Its sleep dies with it: an orphaned
+# sleep would keep this run's stdout open (a caller's $(...) would wait for it) and the cache
+# lock held, for up to SECONDS after the step ended.
+ticker_start() {
+  local every=$1; shift
+  ( trap 'kill $s 2>/dev/null; exit 0' TERM
+    while :; do sleep "$every" & s=$!; wait $s; "$@"; done ) >&2 &
+  okp_ticker=$!
+}
+ticker_stop() {
+  [ -z "${okp_ticker:-}" ] || { kill "$okp_ticker" 2>/dev/null; wait "$okp_ticker" 2>/dev/null; okp_ticker=; }
+  return 0
+}
+
+# --- Cache entries shared by concurrent runs ---
+# Two runs may share $OKP_CACHE at once (two clones, a `make run` beside a `make check`, two CI
+# jobs on one runner), so every entry is made by one run at a time: the maker holds an
+# exclusive flock on $OKP_CACHE/.locks/NAME.lock, and a run that needs the same entry waits
+# for it, saying so, then finds it made instead of making it again. Entries are assembled in
+# a dot-named scratch directory beside their final name (never matched by the globs that look
+# for entries) and renamed into place when whole, so an interrupted run leaves nothing that
+# looks complete; the next maker, holding the lock, removes what it left.
+
+# cache_lock NAME WHAT: returns holding the lock NAME (released by cache_unlock NAME or when
+# this shell and the children it started while holding it have exited). WHAT says what is
+# being made, for the message a waiting run prints.
+cache_lock() {
+  local name=$1 what=$2 f fd waited=0 holder var
+  var=okp_lock_fd_${name//[^A-Za-z0-9_]/_}
+  [ -z "${!var:-}" ] || return 0  # already held by this shell
+  mkdir -p "$OKP_CACHE/.locks"
+  f=$OKP_CACHE/.locks/$name.lock
+  # Opened read-write without truncating: the holder's note in it stays for waiters to read.
+  exec {fd}<>"$f"
+  if ! flock -n "$fd"; then
+    holder=$(cat "$f" 2>/dev/null || true)
+    log "another okprobes run${holder:+ ($holder)} is making $what; waiting for it (lock: $f)"
+    # A message a minute, so a long wait (a kernel build) never looks like a hang.
+    until flock -w 60 "$fd"; do
+      waited=$((waited + 60)); log "  still waiting for $what: $waited s"
+    done
+    log "  done waiting for $what"
+  fi
+  echo "pid $BASHPID, since $(date +%T)" > "$f"
+  printf -v "$var" %s "$fd"
+}
+cache_unlock() { # NAME
+  local var=okp_lock_fd_${1//[^A-Za-z0-9_]/_}
+  [ -n "${!var:-}" ] || return 0
+  flock -u "${!var}"; eval "exec ${!var}>&-"; unset "$var"
+}
+
+# The lock name of a cache entry: its path under $OKP_CACHE, '/' spelt '+'.
+cache_lock_name() { local rel=${1#"$OKP_CACHE"/}; echo "${rel//\//+}"; }
+
+# cache_entry DEST MARKER WHAT BUILDER [ARGS...]: makes the cache entry DEST unless DEST/MARKER
+# exists (MARKER: a path inside the entry that only a whole entry has; "." for an entry that
+# was only ever published by rename). Under DEST's lock, BUILDER ARGS... SCRATCH fills SCRATCH,
+# a fresh directory beside DEST; SCRATCH is renamed to DEST once BUILDER returned and
+# SCRATCH/MARKER exists. Call it where `set -e` holds (not in an if, || or &&): a failing
+# BUILDER then ends the script, its scratch left for its logs, and the lock is released.
+cache_entry() {
+  local dest=$1 marker=$2 what=$3 name scratch; shift 3
+  [ -e "$dest/$marker" ] && return 0
+  name=$(cache_lock_name "$dest")
+  cache_lock "$name" "$what"
+  if [ ! -e "$dest/$marker" ]; then
+    # What an interrupted maker left: its scratch, or an entry without its marker (okprobes
+    # before this lock built test kernels in place). Nobody else makes it: the lock is ours.
+    rm -rf "$dest" "$(dirname "$dest")/.$(basename "$dest").tmp."*
+    mkdir -p "$(dirname "$dest")"
+    scratch=$(mktemp -d "$(dirname "$dest")/.$(basename "$dest").tmp.XXXXXX")
+    chmod 755 "$scratch"  # as mkdir would make it, not mktemp's 0700
+    "$@" "$scratch"
+    [ -e "$scratch/$marker" ] || die "making $what left no $marker in $scratch"
+    mv -T "$scratch" "$dest"
+  fi
+  cache_unlock "$name"
+}
+
+# cache_remove DEST: removes a superseded entry, unless another run holds its lock (it is
+# making it right now); then it stays, for a later run to remove. (Lock files are never
+# removed: a run that opened one just before would lock a file no later run sees.)
+cache_remove() {
+  local f fd
+  mkdir -p "$OKP_CACHE/.locks"
+  f=$OKP_CACHE/.locks/$(cache_lock_name "$1").lock
+  exec {fd}<>"$f"
+  if flock -n "$fd"; then
+    rm -rf "$1" "$(dirname "$1")/.$(basename "$1").tmp."*
+  fi
+  eval "exec $fd>&-"
+}
