@@ -169,7 +169,12 @@ inline bool frame_may_return(okp_addr_t frame, u32) {
   return okp_seam_read_nofault(&word, frame - sizeof(word), sizeof(word)) == 0;
 }
 // arm64 functions that return into another task or never return to their caller.
-const char* return_probe_unsafe_here(const char* name, usize name_len);
+constexpr UnsafeFunction kReturnProbeUnsafe[] = {
+    {"cpu_switch_to", "it returns into the next task (context switch)"},
+    {"__switch_to", "it returns into the next task (context switch)"},
+    {"ret_from_fork", "it never returns to a caller"},
+    {"call_on_irq_stack", "it switches stacks"},
+};
 
 // Handlers of a function-entry probe served by ftrace see pc at the probed instruction (pre)
 // and after it (post), as a BRK probe's handlers would.
@@ -178,8 +183,3 @@ inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + arm64::kInsnSi
 
 }  // namespace okp::arch
 #include "arch/common/no_jump_optimization.h"
-
-// Set by the glue at load (src/kernel/arch/arm64/trap.c) when the running kernel has no way
-// for a module's BRK in (no break-hook list): every breakpoint probe is refused with this
-// reason; function entries on ftrace sites and return probes still work.
-extern "C" void okp_arm64_set_no_breakpoint_trap(const char* reason);

@@ -136,13 +136,9 @@ inline void set_return_address(okp_regs* regs, okp_addr_t addr) { regs->ra = add
 // guessed.
 inline bool frame_may_return(okp_addr_t, u32) { return true; }
 // riscv64 functions that return into another task.
-inline const char* return_probe_unsafe_here(const char* name, usize name_len) {
-  constexpr const char kSwitch[] = "__switch_to";
-  if (name_len != sizeof(kSwitch) - 1) return nullptr;
-  for (usize i = 0; i < name_len; ++i)
-    if (name[i] != kSwitch[i]) return nullptr;
-  return "it returns into the next task (context switch)";
-}
+constexpr UnsafeFunction kReturnProbeUnsafe[] = {
+    {"__switch_to", "it returns into the next task (context switch)"},
+};
 
 // The kprobes convention for a function-entry probe served by ftrace (riscv's
 // kprobe_ftrace_handler): pre handlers see the site, post handlers the site after the 8-byte
@@ -153,7 +149,3 @@ inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + kFtraceCallSiz
 
 }  // namespace okp::arch
 #include "arch/common/no_jump_optimization.h"
-
-// Set by the glue at load (src/kernel/arch/riscv/trap.c) when the running kernel delivers no
-// breakpoint trap to modules: every mid-function probe is refused with this reason.
-extern "C" void okp_riscv_set_no_breakpoint_trap(const char* reason);

@@ -126,7 +126,11 @@ inline bool frame_may_return(okp_addr_t frame, u32 index) {
   return word == return_stub_address(index) || word == index;
 }
 // x86-64 functions that return into another task or never return to their caller.
-const char* return_probe_unsafe_here(const char* name, usize name_len);
+constexpr UnsafeFunction kReturnProbeUnsafe[] = {
+    {"__switch_to", "it returns into the next task (context switch)"},
+    {"__switch_to_asm", "it returns into the next task (context switch)"},
+    {"rewind_stack_and_make_dead", "it never returns to its caller"},
+};
 
 // The kprobes convention for a function-entry probe served by ftrace: handlers see ip as if
 // the breakpoint had trapped (pre) and as if the call site had run (post).
