@@ -10,8 +10,8 @@
 #define OKP_ARCH_NAME "arm64"
 
 #include "arch/arm64/insn_plan.h"
-#include "arch/arm64/return_stubs.h"
 #include "arch/common/arch_types.h"
+#include "arch/common/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/okp_seam.h"
 
@@ -144,15 +144,7 @@ inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_
 constexpr usize kTrailingDataWindow = 8;
 inline usize trailing_data_bytes(const u8* last) { return arm64::ftrace_ops_literal_bytes(last); }
 
-// Return probes (arch/arm64/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
-constexpr u32 kReturnStubs = OKP_RET_STUBS;
-constexpr usize kReturnStubSize = OKP_RET_STUB_SIZE;
-}  // namespace okp::arch
-extern "C" const okp::u8 okp_return_stubs[];
-namespace okp::arch {
-inline okp_addr_t return_stub_address(u32 index) {
-  return reinterpret_cast<okp_addr_t>(okp_return_stubs) + index * kReturnStubSize;
-}
+// Return probes: arch/common/return_stubs.h, arch/arm64/return_stubs.S.
 // At a function's entry (its ftrace call site, whose frame holds the caller's x30 as
 // regs[30] and puts it back on the way out, or the BRK after its landing pad) the return
 // address is x30, not yet signed by the function's paciasp; the entry stack pointer names

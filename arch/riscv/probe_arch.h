@@ -13,8 +13,8 @@
 #define OKP_ARCH_NAME "riscv64"
 
 #include "arch/common/arch_types.h"
+#include "arch/common/return_stubs.h"
 #include "arch/riscv/insn_plan.h"
-#include "arch/riscv/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/okp_seam.h"
 
@@ -115,15 +115,7 @@ ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr)
 constexpr usize kTrailingDataWindow = 0;
 inline usize trailing_data_bytes(const u8*) { return 0; }
 
-// Return probes (arch/riscv/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
-constexpr u32 kReturnStubs = OKP_RET_STUBS;
-constexpr usize kReturnStubSize = OKP_RET_STUB_SIZE;
-}  // namespace okp::arch
-extern "C" const okp::u8 okp_return_stubs[];
-namespace okp::arch {
-inline okp_addr_t return_stub_address(u32 index) {
-  return reinterpret_cast<okp_addr_t>(okp_return_stubs) + index * kReturnStubSize;
-}
+// Return probes: arch/common/return_stubs.h, arch/riscv/return_stubs.S.
 // At a function's entry (its ftrace site: 6.1's auipc/jalr t0 call leaves ra alone, and
 // ftrace_regs_caller reloads ra from the frame; or a breakpoint on its first instruction) the
 // return address is ra, in the saved frame. The entry stack pointer names the frame: live

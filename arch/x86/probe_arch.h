@@ -6,12 +6,12 @@
 #define OKP_ARCH_NAME "x86-64"
 
 #include "arch/common/arch_types.h"
+#include "arch/common/return_stubs.h"
 #include "arch/x86/decoder.h"
 #include "arch/x86/detour.h"
 #include "arch/x86/insn_emulate.h"
 #include "arch/x86/insn_plan.h"
 #include "arch/x86/kernel_walk.h"
-#include "arch/x86/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/okp_seam.h"
 
@@ -100,15 +100,7 @@ inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_
   return BranchStep{d.length, target};
 }
 
-// Return probes (arch/x86/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
-constexpr u32 kReturnStubs = OKP_RET_STUBS;
-constexpr usize kReturnStubSize = OKP_RET_STUB_SIZE;
-}  // namespace okp::arch
-extern "C" const okp::u8 okp_return_stubs[];
-namespace okp::arch {
-inline okp_addr_t return_stub_address(u32 index) {
-  return reinterpret_cast<okp_addr_t>(okp_return_stubs) + index * kReturnStubSize;
-}
+// Return probes: arch/common/return_stubs.h, arch/x86/return_stubs.S.
 // At a function's entry (breakpoint after ENDBR64, or its ftrace site) the return address is
 // the word at the stack pointer, on this task's own stack; that slot's address names the frame.
 inline okp_addr_t return_frame(const okp_regs* regs) { return regs->sp; }
