@@ -17,6 +17,8 @@ int okp_text_is(okp_addr_t addr, const void *expect, unsigned long len)
 {
 	u8 now[OKP_TEXT_EXPECT_MAX];
 
+	if (!expect)
+		return 0;
 	if (len > sizeof(now))
 		return -EINVAL;
 	if (copy_from_kernel_nofault(now, (void *)addr, len) || memcmp(now, expect, len)) {

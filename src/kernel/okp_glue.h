@@ -75,8 +75,11 @@ struct okp_ksym_want {
 	bool called;	/* okprobes calls it: verify it is that function and callable */
 };
 
-#define WANT_FN(n) { #n, (unsigned long *)&okp_ksyms.n, true }
-#define WANT_DATA(n) { #n, &okp_ksyms.n, false }
+/* A function or a data symbol, by the name of its field n in ksyms (okp_ksyms or an arch's). */
+#define OKP_WANT_FN(ksyms, n) { #n, (unsigned long *)&(ksyms).n, true }
+#define OKP_WANT_DATA(ksyms, n) { #n, &(ksyms).n, false }
+#define WANT_FN(n) OKP_WANT_FN(okp_ksyms, n)
+#define WANT_DATA(n) OKP_WANT_DATA(okp_ksyms, n)
 
 /* kernel_internals.c: reads okp_ksyms (and the arch's own) at load. */
 int okp_symbols_init(void);
@@ -91,9 +94,9 @@ bool okp_is_text(unsigned long addr);
 extern const char okp_slot_area_start[], okp_slot_area_end[];
 
 /*
- * Is the text at addr still expect (len <= OKP_TEXT_EXPECT_MAX)? 0, or -EBUSY with a log line
- * (expected_text.c). The arch's text patching asks before it writes, text_mutex held or the
- * machine stopped.
+ * Is the text at addr still expect (len <= OKP_TEXT_EXPECT_MAX; NULL: anything is)? 0, or
+ * -EBUSY with a log line (expected_text.c). The arch's text patching asks before it writes,
+ * text_mutex held or the machine stopped.
  */
 #define OKP_TEXT_EXPECT_MAX 32
 int okp_text_is(okp_addr_t addr, const void *expect, unsigned long len);

@@ -17,8 +17,8 @@
 
 struct okp_arm64_ksyms okp_arm64_ksyms;
 
-#define WANT_ARM64_FN(n) { #n, (unsigned long *)&okp_arm64_ksyms.n, true }
-#define WANT_ARM64_DATA(n) { #n, &okp_arm64_ksyms.n, false }
+#define WANT_ARM64_FN(n) OKP_WANT_FN(okp_arm64_ksyms, n)
+#define WANT_ARM64_DATA(n) OKP_WANT_DATA(okp_arm64_ksyms, n)
 
 static const struct okp_ksym_want okp_arm64_wanted[] = {
 #ifdef OKP_ARM64_BREAK_HOOKS /* trap.c: absent after the debug-exception rework */

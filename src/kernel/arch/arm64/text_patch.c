@@ -166,8 +166,7 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 		insns[0] = le32_to_cpu(word);
 		cpus_read_lock();
 		mutex_lock(text_mutex);
-		if (expect)
-			ret = okp_text_is(addr, expect, 4);
+		ret = okp_text_is(addr, expect, 4);
 		if (!ret)
 			ret = okp_arm64_ksyms.aarch64_insn_patch_text(addrs, insns, 1);
 		mutex_unlock(text_mutex);

@@ -82,11 +82,9 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 		return -EINVAL;
 	}
 	mutex_lock(text_mutex);
-	if (expect) {
-		ret = okp_text_is(addr, expect, len);
-		if (ret)
-			goto out;
-	}
+	ret = okp_text_is(addr, expect, len);
+	if (ret)
+		goto out;
 	if (len == 4 && (addr & 3))
 		ret = okp_patch_unaligned_insn(addr, bytes);
 	else if (len <= 4 && (addr & (len - 1)))

@@ -49,8 +49,8 @@ static unsigned int okp_ibt_npending;
 
 struct okp_x86_ksyms okp_x86_ksyms;
 
-#define WANT_X86_FN(n) { #n, (unsigned long *)&okp_x86_ksyms.n, true }
-#define WANT_X86_DATA(n) { #n, &okp_x86_ksyms.n, false }
+#define WANT_X86_FN(n) OKP_WANT_FN(okp_x86_ksyms, n)
+#define WANT_X86_DATA(n) OKP_WANT_DATA(okp_x86_ksyms, n)
 
 static const struct okp_ksym_want okp_x86_wanted[] = {
 	WANT_X86_FN(text_poke),

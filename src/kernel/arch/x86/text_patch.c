@@ -57,11 +57,9 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 	if (len > OKP_TEXT_EXPECT_MAX && expect)
 		return -EINVAL;
 	mutex_lock(text_mutex);
-	if (expect) {
-		ret = okp_text_is(addr, expect, len);
-		if (ret)
-			goto out;
-	}
+	ret = okp_text_is(addr, expect, len);
+	if (ret)
+		goto out;
 	okp_x86_ksyms.text_poke((void *)addr, bytes, len);
 	/* Every CPU must stop executing the old bytes before we return. */
 	okp_x86_ksyms.text_poke_sync();
@@ -91,11 +89,9 @@ int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, u
 	lockdep_assert_held((struct mutex *)okp_ksyms.text_mutex);
 	if (!okp_x86_ksyms.text_poke || len > OKP_TEXT_EXPECT_MAX)
 		return -EINVAL;
-	if (expect) {
-		ret = okp_text_is(addr, expect, len);
-		if (ret)
-			return ret;
-	}
+	ret = okp_text_is(addr, expect, len);
+	if (ret)
+		return ret;
 	okp_x86_ksyms.text_poke((void *)addr, bytes, len);
 	return 0;
 }
