@@ -22,7 +22,7 @@ const char *okp_seam_text_owner(okp_addr_t addr, unsigned long len)
 		return "jump label";
 	if (okp_ksyms.static_call_text_reserved && okp_ksyms.static_call_text_reserved(start, end))
 		return "static call";
-	owner = okp_arch_text_owner(addr, len); /* e.g. x86's SMP alternatives */
+	owner = okp_arch_text_owner(addr, len); /* e.g. SMP alternatives */
 	if (owner)
 		return owner;
 	if (okp_ksyms.find_bug && okp_ksyms.find_bug(addr))
