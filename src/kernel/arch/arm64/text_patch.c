@@ -16,8 +16,8 @@
  *   synchronise their pipelines): every writer that also stops the machine (the kernel's
  *   kprobes arming or disarming, ftrace) is then before or after it, never between the check
  *   and the write. What text_mutex would exclude on top is the kernel's kprobes copying an
- *   instruction at register time; text.c refuses an address already in their table, and a
- *   kernel kprobe registered at that same word in that same instant would overwrite
+ *   instruction at register time; text_owner.c refuses an address already in their table, and
+ *   a kernel kprobe registered at that same word in that same instant would overwrite
  *   okprobes' BRK with its own (okprobes' probe then misses hits; the kernel stays correct,
  *   its copy being the original instruction; okprobes' disarm finds the word changed and
  *   leaves it).
@@ -44,10 +44,11 @@
 #include "okp_arm64.h"
 
 /*
- * No text the kernel rewrites itself beyond what text.c checks for every arch (jump labels,
- * static calls, ftrace, alternatives are applied once at boot or module load on arm64). But
- * text.c finds the kernel's own kprobes in their table, a data symbol: where kallsyms lists no
- * data (no CONFIG_KALLSYMS_ALL), ask their get_kprobe() instead, under RCU as its readers do.
+ * No text the kernel rewrites itself beyond what text_owner.c checks for every arch (jump
+ * labels, static calls, ftrace, alternatives are applied once at boot or module load on arm64).
+ * But text_owner.c finds the kernel's own kprobes in their table, a data symbol: where kallsyms
+ * lists no data (no CONFIG_KALLSYMS_ALL), ask their get_kprobe() instead, under RCU as its
+ * readers do.
  * (An armed one is a BRK #0x004 the planner refuses anyway; a disabled one is the original
  * word, which the kernel's kprobes would write their BRK over when enabled.)
  */

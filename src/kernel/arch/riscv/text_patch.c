@@ -35,7 +35,7 @@
 #define OKP_PATCH_MAX 32
 static_assert(OKP_PATCH_MAX <= OKP_TEXT_EXPECT_MAX, "every write can be checked first");
 
-/* No text the kernel rewrites itself beyond what text.c checks for every arch. */
+/* No text the kernel rewrites itself beyond what text_owner.c checks for every arch. */
 const char *okp_arch_text_owner(okp_addr_t addr, unsigned long len)
 {
 	return NULL;
