@@ -107,7 +107,8 @@ OKP_ARCH_PROVIDES(return_frame, okp_addr_t (*)(const okp_regs*));
 OKP_ARCH_PROVIDES(frame_may_return, bool (*)(okp_addr_t frame, u32 index));
 // Functions a return probe must refuse on this arch (context switch, ...), with the reason;
 // the core adds the arch-neutral ones (do_exit, panic, ...).
-OKP_ARCH_PROVIDES(return_probe_unsafe_here, const char* (*)(const char* name, usize name_len));
+static_assert(Same<decltype(::okp::arch::kReturnProbeUnsafe[0]), const UnsafeFunction&>::value,
+              "every arch provides okp::arch::kReturnProbeUnsafe (UnsafeFunction[])");
 
 // --- The trap path (core/trap_path.h) ------------------------------------------------------------
 // The kernel's own breakpoint-entry functions on the way to okprobes (kernel-mode branch).

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 // arm64's out-of-line pieces of the arch contract: the landing-pad skip, the boundary and
-// exclusive-sequence check before planning, and the return-probe refusals.
+// exclusive-sequence check before planning.
 #include "probe_arch.h"
+
+#include "arch/common/no_breakpoint_trap.h"
 
 namespace okp::arch {
 
 namespace {
-
-// Why no breakpoint probe can work on this kernel (nullptr: they can): set once at load by the
-// glue (src/kernel/arch/arm64/trap.c), before any registration.
-const char* g_no_breakpoint_trap = nullptr;
 
 u32 word_at(const u8* b) {
   return static_cast<u32>(b[0]) | static_cast<u32>(b[1]) << 8 | static_cast<u32>(b[2]) << 16 |
@@ -41,7 +39,7 @@ okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start) {
 
 ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                              okp_addr_t slot, RecoverFn recover) {
-  if (g_no_breakpoint_trap) return Error(Errno::kOpNotSupp, g_no_breakpoint_trap);
+  if (const char* why = no_breakpoint_trap()) return Error(Errno::kOpNotSupp, why);
   if ((addr | func_start) & (arm64::kInsnSize - 1)) {
     const okp_addr_t below = addr & ~okp_addr_t{arm64::kInsnSize - 1};
     return Error::formatted(Errno::kIlSeq,
@@ -124,24 +122,4 @@ ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned lo
   return plan;
 }
 
-const char* return_probe_unsafe_here(const char* name, usize name_len) {
-  static constexpr const char* kUnsafe[][2] = {
-      {"cpu_switch_to", "it returns into the next task (context switch)"},
-      {"__switch_to", "it returns into the next task (context switch)"},
-      {"ret_from_fork", "it never returns to a caller"},
-      {"call_on_irq_stack", "it switches stacks"},
-  };
-  for (const auto& entry : kUnsafe) {
-    const char* n = entry[0];
-    usize i = 0;
-    while (i < name_len && n[i] && n[i] == name[i]) ++i;
-    if (i == name_len && !n[i]) return entry[1];
-  }
-  return nullptr;
-}
-
 }  // namespace okp::arch
-
-extern "C" void okp_arm64_set_no_breakpoint_trap(const char* reason) {
-  okp::arch::g_no_breakpoint_trap = reason;
-}

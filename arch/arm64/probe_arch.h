@@ -10,8 +10,8 @@
 #define OKP_ARCH_NAME "arm64"
 
 #include "arch/arm64/insn_plan.h"
-#include "arch/arm64/return_stubs.h"
 #include "arch/common/arch_types.h"
+#include "arch/common/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/kernel_services.h"
 
@@ -144,15 +144,7 @@ inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_
 constexpr usize kTrailingDataWindow = 8;
 inline usize trailing_data_bytes(const u8* last) { return arm64::ftrace_ops_literal_bytes(last); }
 
-// Return probes (arch/arm64/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
-constexpr u32 kReturnStubs = OKP_RET_STUBS;
-constexpr usize kReturnStubSize = OKP_RET_STUB_SIZE;
-}  // namespace okp::arch
-extern "C" const okp::u8 okp_return_stubs[];
-namespace okp::arch {
-inline okp_addr_t return_stub_address(u32 index) {
-  return reinterpret_cast<okp_addr_t>(okp_return_stubs) + index * kReturnStubSize;
-}
+// Return probes: arch/common/return_stubs.h, arch/arm64/return_stubs.S.
 // At a function's entry (its ftrace call site, whose frame holds the caller's x30 as
 // regs[30] and puts it back on the way out, or the BRK after its landing pad) the return
 // address is x30, not yet signed by the function's paciasp; the entry stack pointer names
@@ -169,7 +161,12 @@ inline bool frame_may_return(okp_addr_t frame, u32) {
   return okp_seam_read_nofault(&word, frame - sizeof(word), sizeof(word)) == 0;
 }
 // arm64 functions that return into another task or never return to their caller.
-const char* return_probe_unsafe_here(const char* name, usize name_len);
+constexpr UnsafeFunction kReturnProbeUnsafe[] = {
+    {"cpu_switch_to", "it returns into the next task (context switch)"},
+    {"__switch_to", "it returns into the next task (context switch)"},
+    {"ret_from_fork", "it never returns to a caller"},
+    {"call_on_irq_stack", "it switches stacks"},
+};
 
 // Handlers of a function-entry probe served by ftrace see pc at the probed instruction (pre)
 // and after it (post), as a BRK probe's handlers would.
@@ -177,8 +174,3 @@ inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }
 inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + arm64::kInsnSize; }
 
 }  // namespace okp::arch
-
-// Set by the glue at load (src/kernel/arch/arm64/trap.c) when the running kernel has no way
-// for a module's BRK in (no break-hook list): every breakpoint probe is refused with this
-// reason; function entries on ftrace sites and return probes still work.
-extern "C" void okp_arm64_set_no_breakpoint_trap(const char* reason);

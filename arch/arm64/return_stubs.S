@@ -21,23 +21,16 @@
 #include <asm/asm-offsets.h>
 #include <asm/ptrace.h>
 
-#include "return_stubs.h"
+#include "../common/return_stubs.h"
 
-	/* .kprobes.text: the kernel's kprobes refuse it (see core/hit_path.h). */
-	.section .kprobes.text, "ax"
-	.balign 4096
-	.globl okp_return_stubs
-okp_return_stubs:
-	.set okp_stub_index, 0
-	.rept OKP_RET_STUBS
+/* Four instructions: OKP_RET_STUB_SIZE exactly, so the block pads nothing. */
+.macro okp_return_stub
 	sub	sp, sp, #PT_REGS_SIZE
 	stp	x0, x1, [sp, #S_X0]
 	mov	x0, #okp_stub_index
 	b	okp_return_common
-	.set okp_stub_index, okp_stub_index + 1
-	.endr
-	.globl okp_return_stubs_end
-okp_return_stubs_end:
+.endm
+	okp_return_stub_block 0
 
 /* x0 = the stub's index; sp = the pt_regs, x0/x1 saved in it. */
 okp_return_common:

@@ -11,6 +11,12 @@ namespace okp::arch {
 // Room for the longest breakpoint of any arch (arm64 BRK, riscv64 ebreak: 4 bytes).
 constexpr usize kBreakpointCapacity = 4;
 
+// A function a return probe must not go on (by its name, a compiler suffix ignored), and why.
+struct UnsafeFunction {
+  const char* name;
+  const char* why;
+};
+
 // The breakpoint one site is armed with.
 struct Breakpoint {
   u8 bytes[kBreakpointCapacity];

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "probe_arch.h"
 
+#include "arch/common/no_breakpoint_trap.h"
+
 namespace okp::arch {
 
 namespace {
-
-// Why mid-function probes cannot work on this kernel (nullptr: they can). Written once at
-// load, before any registration.
-const char* g_no_breakpoint_trap = nullptr;
 
 // The ISA guarantees an LR/SC loop forward progress only within 16 instructions; compilers
 // and the kernel's atomics keep every sequence within it. An LR this close before the probe,
@@ -18,7 +16,7 @@ constexpr usize kMaxReservationInsns = 16;
 
 ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                              okp_addr_t, RecoverFn recover) {
-  if (g_no_breakpoint_trap) return Error(Errno::kOpNotSupp, g_no_breakpoint_trap);
+  if (const char* why = no_breakpoint_trap()) return Error(Errno::kOpNotSupp, why);
   if (addr & 1)
     return Error::formatted(Errno::kIlSeq, "+%#lx is odd: riscv instructions are 2-byte aligned",
                             addr - func_start);
@@ -108,7 +106,3 @@ ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr)
 }
 
 }  // namespace okp::arch
-
-extern "C" void okp_riscv_set_no_breakpoint_trap(const char* reason) {
-  okp::arch::g_no_breakpoint_trap = reason;
-}

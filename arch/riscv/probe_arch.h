@@ -13,8 +13,8 @@
 #define OKP_ARCH_NAME "riscv64"
 
 #include "arch/common/arch_types.h"
+#include "arch/common/return_stubs.h"
 #include "arch/riscv/insn_plan.h"
-#include "arch/riscv/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/kernel_services.h"
 
@@ -115,15 +115,7 @@ ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr)
 constexpr usize kTrailingDataWindow = 0;
 inline usize trailing_data_bytes(const u8*) { return 0; }
 
-// Return probes (arch/riscv/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
-constexpr u32 kReturnStubs = OKP_RET_STUBS;
-constexpr usize kReturnStubSize = OKP_RET_STUB_SIZE;
-}  // namespace okp::arch
-extern "C" const okp::u8 okp_return_stubs[];
-namespace okp::arch {
-inline okp_addr_t return_stub_address(u32 index) {
-  return reinterpret_cast<okp_addr_t>(okp_return_stubs) + index * kReturnStubSize;
-}
+// Return probes: arch/common/return_stubs.h, arch/riscv/return_stubs.S.
 // At a function's entry (its ftrace site: 6.1's auipc/jalr t0 call leaves ra alone, and
 // ftrace_regs_caller reloads ra from the frame; or a breakpoint on its first instruction) the
 // return address is ra, in the saved frame. The entry stack pointer names the frame: live
@@ -136,13 +128,9 @@ inline void set_return_address(okp_regs* regs, okp_addr_t addr) { regs->ra = add
 // guessed.
 inline bool frame_may_return(okp_addr_t, u32) { return true; }
 // riscv64 functions that return into another task.
-inline const char* return_probe_unsafe_here(const char* name, usize name_len) {
-  constexpr const char kSwitch[] = "__switch_to";
-  if (name_len != sizeof(kSwitch) - 1) return nullptr;
-  for (usize i = 0; i < name_len; ++i)
-    if (name[i] != kSwitch[i]) return nullptr;
-  return "it returns into the next task (context switch)";
-}
+constexpr UnsafeFunction kReturnProbeUnsafe[] = {
+    {"__switch_to", "it returns into the next task (context switch)"},
+};
 
 // The kprobes convention for a function-entry probe served by ftrace (riscv's
 // kprobe_ftrace_handler): pre handlers see the site, post handlers the site after the 8-byte
@@ -152,7 +140,3 @@ inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }
 inline okp_addr_t ftrace_post_ip(okp_addr_t site) { return site + kFtraceCallSize; }
 
 }  // namespace okp::arch
-
-// Set by the glue at load (src/kernel/arch/riscv/trap.c) when the running kernel delivers no
-// breakpoint trap to modules: every mid-function probe is refused with this reason.
-extern "C" void okp_riscv_set_no_breakpoint_trap(const char* reason);

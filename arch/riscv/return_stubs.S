@@ -23,30 +23,25 @@
 #include <asm/asm-offsets.h>
 #include <asm/csr.h>
 
-#include "return_stubs.h"
+#include "../common/return_stubs.h"
 
 	.option norelax
 	.option norvc
 
-#if OKP_RET_STUB_SIZE != 16 || OKP_RET_STUB_LINK != 12
+/* Where a stub's jal links: the stub's address plus this. */
+#define OKP_RET_STUB_LINK 12
+#if OKP_RET_STUB_SIZE != 16
 #error "okp_return_common computes the index as (link - okp_return_stubs) >> 4"
 #endif
 
-	/* .kprobes.text: the kernel's kprobes refuse it (see core/hit_path.h). */
-	.section .kprobes.text, "ax"
-	.balign 4096
-	.globl okp_return_stubs
-okp_return_stubs:
-	.rept OKP_RET_STUBS
-	.balign OKP_RET_STUB_SIZE
+/* Four instructions: OKP_RET_STUB_SIZE exactly, so the block pads nothing. */
+.macro okp_return_stub
 	addi sp, sp, -16		/* the common part's frame starts here */
 	sd t0, 0(sp)
 	jal t0, okp_return_common	/* t0 = this stub + OKP_RET_STUB_LINK */
 	ebreak				/* never reached */
-	.endr
-	.balign OKP_RET_STUB_SIZE
-	.globl okp_return_stubs_end
-okp_return_stubs_end:
+.endm
+	okp_return_stub_block 0
 
 /* sp: the caller's (as after the function's ret) - 16; 0(sp): the caller-visible t0. */
 okp_return_common:

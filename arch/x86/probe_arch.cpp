@@ -102,19 +102,4 @@ ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned lo
 }
 
 
-const char* return_probe_unsafe_here(const char* name, usize name_len) {
-  static constexpr const char* kUnsafe[][2] = {
-      {"__switch_to", "it returns into the next task (context switch)"},
-      {"__switch_to_asm", "it returns into the next task (context switch)"},
-      {"rewind_stack_and_make_dead", "it never returns to its caller"},
-  };
-  for (const auto& entry : kUnsafe) {
-    const char* n = entry[0];
-    usize i = 0;
-    while (i < name_len && n[i] && n[i] == name[i]) ++i;
-    if (i == name_len && !n[i]) return entry[1];
-  }
-  return nullptr;
-}
-
 }  // namespace okp::arch

@@ -6,11 +6,11 @@
 #define OKP_ARCH_NAME "x86-64"
 
 #include "arch/common/arch_types.h"
+#include "arch/common/return_stubs.h"
 #include "arch/x86/decoder.h"
 #include "arch/x86/insn_emulate.h"
 #include "arch/x86/insn_plan.h"
 #include "arch/x86/kernel_walk.h"
-#include "arch/x86/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/kernel_services.h"
 
@@ -99,15 +99,7 @@ inline ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_
   return BranchStep{d.length, target};
 }
 
-// Return probes (arch/x86/return_stubs.S): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes.
-constexpr u32 kReturnStubs = OKP_RET_STUBS;
-constexpr usize kReturnStubSize = OKP_RET_STUB_SIZE;
-}  // namespace okp::arch
-extern "C" const okp::u8 okp_return_stubs[];
-namespace okp::arch {
-inline okp_addr_t return_stub_address(u32 index) {
-  return reinterpret_cast<okp_addr_t>(okp_return_stubs) + index * kReturnStubSize;
-}
+// Return probes: arch/common/return_stubs.h, arch/x86/return_stubs.S.
 // At a function's entry (breakpoint after ENDBR64, or its ftrace site) the return address is
 // the word at the stack pointer, on this task's own stack; that slot's address names the frame.
 inline okp_addr_t return_frame(const okp_regs* regs) { return regs->sp; }
@@ -125,7 +117,11 @@ inline bool frame_may_return(okp_addr_t frame, u32 index) {
   return word == return_stub_address(index) || word == index;
 }
 // x86-64 functions that return into another task or never return to their caller.
-const char* return_probe_unsafe_here(const char* name, usize name_len);
+constexpr UnsafeFunction kReturnProbeUnsafe[] = {
+    {"__switch_to", "it returns into the next task (context switch)"},
+    {"__switch_to_asm", "it returns into the next task (context switch)"},
+    {"rewind_stack_and_make_dead", "it never returns to its caller"},
+};
 
 // The kprobes convention for a function-entry probe served by ftrace: handlers see ip as if
 // the breakpoint had trapped (pre) and as if the call site had run (post).

@@ -22,7 +22,7 @@
 #include <asm/segment.h>
 #include <asm/unwind_hints.h>
 
-#include "return_stubs.h"
+#include "../common/return_stubs.h"
 /* 6.4 renamed the "undefined stack" hint UNWIND_HINT_EMPTY (an assembler macro) to
  * UNWIND_HINT_UNDEFINED (a cpp one). */
 #include <linux/version.h>
@@ -33,23 +33,13 @@
 #endif
 #define OKP_PT_REGS_SIZE (21 * 8)
 
-	/* .kprobes.text: the kernel's kprobes refuse it (see core/hit_path.h). */
-	.section .kprobes.text, "ax"
-	.balign 4096
-	.globl okp_return_stubs
-okp_return_stubs:
-	.set okp_stub_index, 0
-	.rept OKP_RET_STUBS
-	.balign OKP_RET_STUB_SIZE, 0xcc
+.macro okp_return_stub
 	OKP_UNWIND_HINT_UNDEFINED
 	ANNOTATE_NOENDBR
 	pushq $okp_stub_index
 	jmp okp_return_common
-	.set okp_stub_index, okp_stub_index + 1
-	.endr
-	.balign OKP_RET_STUB_SIZE, 0xcc
-	.globl okp_return_stubs_end
-okp_return_stubs_end:
+.endm
+	okp_return_stub_block 0xcc
 
 /* [rsp] = the stub's index, in the slot that held the return address (sp after ret - 8). */
 okp_return_common:

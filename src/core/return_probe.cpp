@@ -10,6 +10,7 @@
 #include "core/registry.h"
 #include "core/stub_life.h"
 #include "core/string.h"
+#include "core/trap_path.h"
 #include "seam/core_entries.h"
 
 namespace okp {
@@ -145,11 +146,23 @@ int publish(Locked lock, okp_kretprobe* rp, ReturnPool* pool, okp_kprobe** rollb
 
 bool is_return_entry(const okp_kprobe* kp) { return kp->pre_handler == return_entry; }
 
+namespace {
+
+// The reason table gives for name's function (a compiler suffix ignored), or nullptr.
+template <usize N>
+const char* unsafe_reason(const arch::UnsafeFunction (&table)[N], const char* name) {
+  for (const auto& f : table)
+    if (f.name[0] && same_function(name, f.name)) return f.why;
+  return nullptr;
+}
+
+}  // namespace
+
 // Functions a return probe must not be put on: they never return to their caller, so the
 // frame's instance would be taken and its handler never run. Each arch adds its own (the
-// context switch, which returns into another task; arch/<arch>).
+// context switch, which returns into another task: arch::kReturnProbeUnsafe).
 const char* return_probe_unsafe(const char* symbol) {
-  static constexpr const char* kUnsafe[][2] = {
+  static constexpr arch::UnsafeFunction kUnsafe[] = {
       {"do_exit", "it never returns to its caller"},
       {"do_group_exit", "it never returns to its caller"},
       {"make_task_dead", "it never returns to its caller"},
@@ -162,17 +175,13 @@ const char* return_probe_unsafe(const char* symbol) {
       {"machine_restart", "it never returns to its caller"},
       {"cpu_startup_entry", "it never returns to its caller"},
   };
-  // symbol is "name+0xoff/0xsize": compare the name up to '+' or a '.' suffix.
+  // symbol is "name" or "name+0xoff/0xsize": the name alone.
+  char name[sizeof(okp_text_info::symbol)];
   usize n = 0;
-  while (symbol[n] && symbol[n] != '+' && symbol[n] != '.') ++n;
-  if (const char* why = arch::return_probe_unsafe_here(symbol, n)) return why;
-  for (const auto& entry : kUnsafe) {
-    const char* name = entry[0];
-    usize i = 0;
-    while (i < n && name[i] && name[i] == symbol[i]) ++i;
-    if (i == n && !name[i]) return entry[1];
-  }
-  return nullptr;
+  for (; symbol[n] && symbol[n] != '+' && n + 1 < sizeof(name); ++n) name[n] = symbol[n];
+  name[n] = '\0';
+  if (const char* why = unsafe_reason(arch::kReturnProbeUnsafe, name)) return why;
+  return unsafe_reason(kUnsafe, name);
 }
 
 void describe_return_probe(const okp_kretprobe* rp, char* buf, usize len) {

@@ -38,58 +38,55 @@ static unsigned long okp_own_text_end(void)
 }
 
 /*
- * Functions on okprobes' trap path or that it calls from there: the int3 entry and its
- * notifier chain, NMI-entry bookkeeping, the nofault copy emulation uses, text patching, and
- * the ftrace entry; and x86's NMI handlers (last). Suffixed copies (foo.isra.0,
+ * Functions on okprobes' trap path or that it calls from there, on every arch: the notifier
+ * chain, NMI-entry bookkeeping, the nofault copy emulation uses, the ftrace entry, and what
+ * any of them may call (preemption and lockdep accounting, sanitizers, the NMI backtrace).
+ * Each arch adds its own (okp_arch_blacklist_names()). Suffixed copies (foo.isra.0,
  * foo.constprop.0, foo.cold) match too.
  */
 static const char *const okp_builtin_blacklist[] = {
-	"exc_int3", "do_int3", "do_int3_user", "poke_int3_handler", "notify_die",
-	"atomic_notifier_call_chain", "notifier_call_chain", "kgdb_ll_trap",
+	"notify_die", "atomic_notifier_call_chain", "notifier_call_chain",
 	"irqentry_nmi_enter", "irqentry_nmi_exit", "irqentry_enter", "irqentry_exit",
 	"ct_nmi_enter", "ct_nmi_exit", "rcu_nmi_enter", "rcu_nmi_exit",
 	"copy_from_kernel_nofault", "copy_from_kernel_nofault_allowed",
-	"text_poke", "text_poke_sync", "text_poke_bp", "do_sync_core", "__text_poke",
 	"ftrace_ops_list_func", "ftrace_regs_caller", "ftrace_caller", "ftrace_stub",
 	"arch_ftrace_ops_list_func", "ftrace_ops_assist_func",
 	"preempt_count_add", "preempt_count_sub", "debug_smp_processor_id",
 	"__this_cpu_preempt_check", "check_preemption_disabled",
 	"lock_acquire", "lock_release", "lock_is_held_type", "trace_hardirqs_on",
 	"trace_hardirqs_off", "lockdep_hardirqs_on", "lockdep_hardirqs_off",
-	"__x86_return_thunk", "__x86_indirect_thunk_array", "zen_untrain_ret",
 	"__kasan_check_read", "__kasan_check_write", "kasan_check_range",
 	"__asan_load8", "__asan_store8", "__asan_load4", "__asan_store4",
 	"__asan_load1", "__asan_store1", "__asan_loadN", "__asan_storeN",
 	"__sanitizer_cov_trace_pc",
-	/*
-	 * arm64's way from a kernel-mode BRK to the break hooks: the two functions the derived
-	 * trap path passes through but does not walk (arch/arm64/probe_arch.h: their other
-	 * callees run only for a BRK nobody handled). The kernel marks both NOKPROBE_SYMBOL(),
-	 * which compiles to nothing without CONFIG_KPROBES: a probe on either would then trap
-	 * inside its own trap, so they are listed here for every kernel.
-	 */
-	"do_debug_exception", "brk_handler",
-	/*
-	 * x86's NMI handlers, which the kernel keeps out of its kprobes with NOKPROBE_SYMBOL():
-	 * without CONFIG_KPROBES that annotation compiles to nothing, and a kernel without
-	 * kprobes must refuse what one with kprobes refuses (tests/vm/modules/recursion.c).
-	 */
-	"nmi_handle", "pci_serr_error", "io_check_error", "unknown_nmi_error",
-	"perf_event_nmi_handler", "perf_ibs_nmi_handler", "nmi_cpu_backtrace",
-	"nmi_cpu_backtrace_handler",
+	"nmi_cpu_backtrace",
 };
 
-static bool okp_builtin_match(const char *name)
+/* No names of the arch's own, unless its folder lists some. */
+const char *const *__weak okp_arch_blacklist_names(size_t *n)
 {
-	size_t i, base = strcspn(name, ".");
+	*n = 0;
+	return NULL;
+}
 
-	for (i = 0; i < ARRAY_SIZE(okp_builtin_blacklist); i++) {
-		const char *b = okp_builtin_blacklist[i];
+static bool okp_name_in(const char *const *names, size_t n, const char *name, size_t base)
+{
+	size_t i;
 
-		if (strlen(b) == base && !strncmp(name, b, base))
+	for (i = 0; i < n; i++) {
+		if (strlen(names[i]) == base && !strncmp(name, names[i], base))
 			return true;
 	}
 	return false;
+}
+
+static bool okp_builtin_match(const char *name)
+{
+	size_t base = strcspn(name, "."), n;
+	const char *const *arch = okp_arch_blacklist_names(&n);
+
+	return okp_name_in(okp_builtin_blacklist, ARRAY_SIZE(okp_builtin_blacklist), name, base) ||
+	       okp_name_in(arch, n, name, base);
 }
 
 /* Adds the whole symbol at addr (its size from kallsyms). */
@@ -102,8 +99,8 @@ static void okp_blacklist_symbol(unsigned long addr, const char *source, const v
 		okp_core_blacklist_add(start, start + size, name, source, owner);
 }
 
-static void okp_blacklist_range(unsigned long start, unsigned long end, const char *name,
-				const char *source, const void *owner)
+void okp_blacklist_range(unsigned long start, unsigned long end, const char *name,
+			 const char *source, const void *owner)
 {
 	if (start && end > start)
 		okp_core_blacklist_add(start, end, name, source, owner);
@@ -204,48 +201,6 @@ static void okp_blacklist_nokprobe_symbols(void)
 	kvfree(kbl.names);
 }
 
-int okp_seam_function_at(okp_addr_t addr, okp_addr_t *start, unsigned long *size, char *name,
-			 unsigned long name_len)
-{
-	okp_addr_t veneer_target = okp_arch_veneer_target(addr);
-
-	/* A call into a veneer goes on to the veneer's target: that is the function it reaches. */
-	if (veneer_target)
-		addr = veneer_target;
-	if (!okp_is_text(addr) || (addr >= okp_ksyms._sinittext && addr < okp_ksyms._einittext))
-		return -ENOENT;
-	if (!okp_symbol_extent(addr, name, name_len, start, size) || !*size)
-		return -ENOENT;
-	return 0;
-}
-
-struct okp_resolve {
-	const char *const *names;
-	okp_addr_t *addrs;
-	unsigned int n;
-};
-
-static OKP_KSYM_VISITOR(okp_resolve_visit)
-{
-	struct okp_resolve *r = data;
-	unsigned int i;
-
-	if (addr < okp_ksyms._stext || addr >= okp_ksyms._etext)
-		return 0;
-	for (i = 0; i < r->n; i++)
-		if (!r->addrs[i] && r->names[i][0] && !strcmp(name, r->names[i]))
-			r->addrs[i] = addr;
-	return 0;
-}
-
-void okp_seam_resolve_functions(const char *const *names, okp_addr_t *addrs, unsigned int n)
-{
-	struct okp_resolve r = { .names = names, .addrs = addrs, .n = n };
-
-	memset(addrs, 0, n * sizeof(*addrs));
-	okp_ksyms.kallsyms_on_each_symbol(okp_resolve_visit, &r);
-}
-
 /*
  * A client's OKP_NOKPROBE_SYMBOL(fn)s (include/okprobes/okprobes.h): each is a pointer to fn
  * named __okp_nokprobe_<fn>, read off the module's symbol table. While a module is COMING its
@@ -341,18 +296,9 @@ static int okp_blacklist_trap_path(void)
 	return ret;
 }
 
-/*
- * Has the running kernel kprobes of its own? register_kprobe (a text symbol, listed by kallsyms
- * even without KALLSYMS_ALL) exists only with CONFIG_KPROBES. (__kprobes_text_start does not
- * tell: 6.1's linker script defines it, over an empty range, either way.) Without kprobes,
- * NOKPROBE_SYMBOL() and __kprobes compile to nothing: the kernel's own annotations do not exist
- * to be read, and okprobes is that kernel's only kprobes. Nothing of okprobes needs them; only
- * these two blacklist sources (and the "kernel kprobe at this address" checks of text.c, which
- * find no kprobe_table) are absent.
- */
-bool okp_kernel_has_kprobes(void)
+/* No ranges of the arch's own, unless its folder adds some. */
+void __weak okp_arch_blacklist_ranges(void)
 {
-	return okp_ksyms.register_kprobe != 0;
 }
 
 int okp_blacklist_init(void)
@@ -374,19 +320,7 @@ int okp_blacklist_init(void)
 			    ".irqentry.text", NULL);
 	okp_blacklist_range(k->__softirqentry_text_start, k->__softirqentry_text_end,
 			    ".softirqentry.text", ".softirqentry.text", NULL);
-	/*
-	 * arm64's text that runs with the MMU off (CPU bring-up and resume: __cpu_setup,
-	 * secondary_startup) or at EL2, where no BRK reaches okprobes' EL1 break hook. The
-	 * kernel's kprobes blacklist these ranges in arch_populate_kprobe_blacklist(), which no
-	 * kallsyms name records and a kernel without CONFIG_KPROBES does not have: okprobes
-	 * takes them from the linker's bounds. (No such symbols elsewhere: nothing is added.)
-	 */
-	okp_blacklist_range(k->__idmap_text_start, k->__idmap_text_end, ".idmap.text",
-			    ".idmap.text", NULL);
-	okp_blacklist_range(k->__hyp_idmap_text_start, k->__hyp_idmap_text_end,
-			    ".hyp.idmap.text", ".hyp.idmap.text", NULL);
-	okp_blacklist_range(k->__hyp_text_start, k->__hyp_text_end, ".hyp.text", ".hyp.text",
-			    NULL);
+	okp_arch_blacklist_ranges(); /* as the kernel's arch_populate_kprobe_blacklist() */
 	/* okprobes itself: every function of it may run on the trap path. */
 	okp_blacklist_range(okp_own_text_start(), okp_own_text_end(), "okprobes", "okprobes", NULL);
 	k->kallsyms_on_each_symbol(okp_builtin_visit, NULL);

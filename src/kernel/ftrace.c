@@ -6,10 +6,10 @@
  * that asked for it (OKP_KPROBE_FLAG_IPMODIFY) take it.
  *
  * With DYNAMIC_FTRACE_WITH_REGS ftrace saves a whole pt_regs for ops that ask (SAVE_REGS).
- * A kernel with only DYNAMIC_FTRACE_WITH_ARGS (arm64 since 6.5, e.g. Debian's 6.12) saves the
- * argument registers, frame pointer, return address, stack pointer and pc (ftrace_regs) and
- * restores them on its way out: the handlers get a pt_regs the arch glue filled from those
- * (other registers read 0), and what they changed of those is put back.
+ * A kernel with only DYNAMIC_FTRACE_WITH_ARGS saves the argument registers, frame pointer,
+ * return address, stack pointer and pc (ftrace_regs) and restores them on its way out: the
+ * handlers get a pt_regs filled from those (other registers read 0), and what they changed of
+ * those the arch glue puts back (okp_arch_ftrace_regs_out).
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -48,6 +48,17 @@ static struct ftrace_ops okp_ftrace_ipmodify_ops = {
 
 static unsigned int okp_ftrace_users[2]; /* sites per ops; guarded by the registry lock */
 
+#ifdef OKP_FTRACE_PARTIAL_REGS
+/* What ftrace saved, as the kernel's own ftrace_partial_regs() hands it to fprobe handlers;
+ * every other register 0. */
+static noinline void notrace okp_ftrace_regs_in(struct ftrace_regs *fregs, struct pt_regs *regs)
+{
+	*regs = (struct pt_regs){};
+	ftrace_partial_regs(fregs, regs);
+}
+NOKPROBE_SYMBOL(okp_ftrace_regs_in);
+#endif
+
 typedef void (*okp_ftrace_core_fn)(okp_addr_t site, struct okp_regs *regs,
 				   struct okp_cpu_state *cpu);
 
@@ -70,7 +81,7 @@ static __always_inline void okp_ftrace_hit(unsigned long ip, unsigned long paren
 	if (bit < 0)
 		return;
 #ifdef OKP_FTRACE_PARTIAL_REGS
-	okp_arch_ftrace_regs_in(fregs, regs);
+	okp_ftrace_regs_in(fregs, regs);
 #endif
 	core(ip, (struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state));
 #ifdef OKP_FTRACE_PARTIAL_REGS

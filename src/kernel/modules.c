@@ -2,7 +2,8 @@
 /*
  * Module lifetime: a module's blacklist sections join the blacklist as it comes; its probes
  * on __init text die when it goes live (that text is freed next); when it goes away its
- * probes become [GONE] before its text is freed, so okprobes never writes freed memory.
+ * probes become [GONE] before its text is freed, so okprobes never writes freed memory. A
+ * probe in a module's text holds a reference on it (okp_seam_module_get).
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -11,6 +12,16 @@
 #include <linux/slab.h>
 
 #include "okp_glue.h"
+
+int okp_seam_module_get(void *module)
+{
+	return try_module_get(module) ? 0 : -ENOENT;
+}
+
+void okp_seam_module_put(void *module)
+{
+	module_put(module);
+}
 
 static int okp_module_notify(struct notifier_block *nb, unsigned long state, void *data)
 {

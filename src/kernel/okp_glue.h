@@ -9,7 +9,7 @@
 
 #include "seam/okp_seam.h"
 
-/* Each CPU's hit state (text.c), handed to the core on every hit by trap.c and ftrace.c. */
+/* Each CPU's hit state (seam.c), handed to the core on every hit by trap.c and ftrace.c. */
 DECLARE_PER_CPU(struct okp_cpu_state, okp_cpu_state);
 
 struct module;
@@ -35,8 +35,9 @@ typedef int (*okp_ksym_fn)(void *, const char *, struct module *, unsigned long)
 #endif
 
 /*
- * Kernel internals okprobes uses, found in /proc/kallsyms at load (symbols.c). Each function
- * was verified to be what its name says before it is stored; NULL means "not usable here".
+ * Kernel internals okprobes uses on every arch, found in /proc/kallsyms at load
+ * (kernel_internals.c; an arch's own are in its folder). Each function was verified to be what
+ * its name says before it is stored; NULL means "not usable here".
  */
 struct okp_ksyms {
 	int (*kallsyms_on_each_symbol)(okp_ksym_fn fn, void *data);
@@ -53,34 +54,17 @@ struct okp_ksyms {
 	unsigned long (*ftrace_location)(unsigned long ip);
 	unsigned long (*ftrace_location_range)(unsigned long start, unsigned long end);
 	bool (*within_kprobe_blacklist)(unsigned long addr);	/* CONFIG_KPROBES kernels */
-	/* x86 only (arch/x86/symbols.c); NULL elsewhere. */
-	void *(*text_poke)(void *addr, const void *opcode, size_t len);
-	void (*text_poke_sync)(void);
-	int (*alternatives_text_reserved)(void *start, void *end);
-	/* Jump optimization's task snapshot (arch/x86/task_snapshot.c); NULL without a reliable
-	 * unwinder (CONFIG_HAVE_RELIABLE_STACKTRACE) / when not found. */
-	int (*stack_trace_save_tsk_reliable)(struct task_struct *tsk, unsigned long *store,
-					     unsigned int size);
-	struct task_struct *(*idle_task)(int cpu);
-	unsigned long tasks_rcu_exit_srcu;	/* 6.1's SRCU over do_exit()'s tail (not 6.12) */
-	unsigned long __x86_indirect_thunk_array, __x86_indirect_jump_thunk_array;
-	unsigned long __x86_indirect_its_thunk_array;
 	unsigned long text_mutex;
 	unsigned long kprobe_table;	/* the kernel's kprobes' hash, read-only */
 	unsigned long kprobe_blacklist, kprobe_mutex;	/* kprobe_fence.c adds to that list */
 	unsigned long register_kprobe;	/* only looked up: nonzero iff the kernel has kprobes */
 	unsigned long _stext, _etext, _sinittext, _einittext;
-	unsigned long __start___ex_table, __stop___ex_table;
 	unsigned long __start___jump_table, __stop___jump_table;
 	unsigned long __kprobes_text_start, __kprobes_text_end;
 	unsigned long __entry_text_start, __entry_text_end;
 	unsigned long __irqentry_text_start, __irqentry_text_end;
 	unsigned long __softirqentry_text_start, __softirqentry_text_end;
 	unsigned long __noinstr_text_start, __noinstr_text_end;
-	/* arm64's (zero elsewhere): text run with the MMU off or at EL2, see blacklist.c. */
-	unsigned long __idmap_text_start, __idmap_text_end;
-	unsigned long __hyp_idmap_text_start, __hyp_idmap_text_end;
-	unsigned long __hyp_text_start, __hyp_text_end;
 };
 extern struct okp_ksyms okp_ksyms;
 
@@ -91,25 +75,45 @@ struct okp_ksym_want {
 	bool called;	/* okprobes calls it: verify it is that function and callable */
 };
 
-#define WANT_FN(n) { #n, (unsigned long *)&okp_ksyms.n, true }
-#define WANT_DATA(n) { #n, &okp_ksyms.n, false }
+/* A function or a data symbol, by the name of its field n in ksyms (okp_ksyms or an arch's). */
+#define OKP_WANT_FN(ksyms, n) { #n, (unsigned long *)&(ksyms).n, true }
+#define OKP_WANT_DATA(ksyms, n) { #n, &(ksyms).n, false }
+#define WANT_FN(n) OKP_WANT_FN(okp_ksyms, n)
+#define WANT_DATA(n) OKP_WANT_DATA(okp_ksyms, n)
 
+/* kernel_internals.c: reads okp_ksyms (and the arch's own) at load. */
 int okp_symbols_init(void);
+/* function_extent.c: the function around addr, its name, start and size. */
 bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned long *start,
 		       unsigned long *size);
+/* symbol_lookup.c: a user's "name" or "module:name" to its one address; is addr text? */
 int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, size_t reason_len);
-
 bool okp_is_text(unsigned long addr);
+
+/* Slots live in okprobes' own text (arch/<arch>/slots.S): read-only and executable. */
+extern const char okp_slot_area_start[], okp_slot_area_end[];
+
+/*
+ * Is the text at addr still expect (len <= OKP_TEXT_EXPECT_MAX; NULL: anything is)? 0, or
+ * -EBUSY with a log line (expected_text.c). The arch's text patching asks before it writes,
+ * text_mutex held or the machine stopped.
+ */
+#define OKP_TEXT_EXPECT_MAX 32
+int okp_text_is(okp_addr_t addr, const void *expect, unsigned long len);
 
 /* Is any byte of [addr, addr + len) a jump label's (jump_label_index.c)? */
 void okp_jump_label_index_init(void);
 void okp_jump_label_index_exit(void);
 bool okp_jump_label_in(unsigned long addr, unsigned long len);
-/* The size of the jump label at code, where the arch has no fixed JUMP_LABEL_NOP_SIZE (x86). */
+/* The size of the jump label at code, where the arch has no fixed JUMP_LABEL_NOP_SIZE. */
 unsigned int okp_arch_jump_entry_size(unsigned long code);
 
 int okp_blacklist_init(void);
-/* Has the running kernel kprobes of its own (CONFIG_KPROBES)? Known once symbols are read. */
+/* Adds [start, end) to the blacklist (nothing when empty), with its name and source. */
+void okp_blacklist_range(unsigned long start, unsigned long end, const char *name,
+			 const char *source, const void *owner);
+/* Has the running kernel kprobes of its own (CONFIG_KPROBES)? Known once symbols are read
+ * (kernel_kprobes.c). */
 bool okp_kernel_has_kprobes(void);
 /* okprobes' own entry points from a breakpoint trap, ftrace and the return stubs (0: none):
  * roots of the trap path the blacklist derives (core/trap_path.h). */
@@ -118,19 +122,18 @@ okp_addr_t okp_ftrace_entry_point(void);
 okp_addr_t okp_ftrace_ipmodify_entry_point(void);
 /*
  * Where ftrace hands its callbacks ftrace_regs and no pt_regs (DYNAMIC_FTRACE_WITH_ARGS without
- * WITH_REGS: arm64 since 6.5), the arch glue fills a pt_regs from them for the handlers (what
- * ftrace saved; every other field zero) and puts back what ftrace restores on its way out
- * (ftrace.c). Hit path: notrace, no locks.
+ * WITH_REGS), ftrace.c fills a pt_regs from them for the handlers (what ftrace saved; every
+ * other field zero) and the arch glue puts back what its ftrace restores on the way out. Hit
+ * path: notrace, no locks.
  */
 struct ftrace_regs;
 struct pt_regs;
-void okp_arch_ftrace_regs_in(struct ftrace_regs *fregs, struct pt_regs *regs);
 void okp_arch_ftrace_regs_out(const struct pt_regs *regs, struct ftrace_regs *fregs);
 okp_addr_t okp_return_entry_point(void);
 okp_addr_t okp_detour_entry_point(void);	/* 0 on arches without jump optimization */
 okp_addr_t okp_detour_post_entry_point(void);
 /* Glue the core tail-calls from a breakpoint trap (okp_seam_break_not_ours, see
- * okp_core_on_break_hook), and a second trap entry of the arch's (arm64's step BRK hook):
+ * okp_core_on_break_hook), and a second trap entry of the arch's (a step's own break hook):
  * roots of the trap path beside okp_trap_entry_point; 0 (the weak defaults in blacklist.c):
  * none. */
 okp_addr_t okp_trap_not_ours_entry_point(void);
@@ -155,24 +158,38 @@ int okp_sysctl_init(void);
 void okp_sysctl_exit(void);
 
 /*
- * Per arch, in src/kernel/arch/<arch>/ (Kbuild picks the folder): the okp_trap_* functions
- * above, okp_seam_patch_text{,_live} (okp_seam.h), okp_arg (okprobes.h), the slot area
- * (slots.S), and these hooks the neutral files call.
+ * Per arch, in src/kernel/arch/<arch>/ (Kbuild picks the folder; what two arches share is in
+ * src/kernel/arch/common/): the okp_trap_* functions above, okp_seam_patch_text (okp_seam.h),
+ * okp_arg (okprobes.h), the slot area (slots.S), and these hooks the neutral files call.
  */
-/* For symbols.c: the kernel symbols only this arch uses (*n of them), read with the rest. */
+/* For kernel_internals.c: the kernel symbols only this arch uses (*n of them), read with the
+ * rest. */
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n);
-/* For symbols.c: may okprobes call fn (already proven to be the function name) indirectly? */
+/* For kernel_internals.c: may okprobes call fn (already proven to be the function name)
+ * indirectly? */
 bool okp_arch_callable(const char *name, unsigned long fn);
-/* For symbols.c, after the lookup: 0, or why okprobes cannot work on this kernel. */
+/* For kernel_internals.c, after the lookup: 0, or why okprobes cannot work on this kernel. */
 int okp_arch_symbols_check(void);
-/* For text.c: who else owns text in [addr, addr + len) in an arch-specific way (NULL: none). */
+/* For text_owner.c: who else owns text in [addr, addr + len) in an arch-specific way (NULL:
+ * none). */
 const char *okp_arch_text_owner(okp_addr_t addr, unsigned long len);
-/* For blacklist.c's trap-path walk: the target of the call veneer at addr (a module's PLT
- * entry), or 0 when addr is not one. Only arm64's modules call through veneers here. */
-#ifdef CONFIG_ARM64
+/*
+ * The arch's own part of the blacklist, as the kernel's arch_populate_kprobe_blacklist() and
+ * arch_within_kprobe_blacklist() are its kprobes': for blacklist.c, the names of functions on
+ * the arch's way to okprobes' trap (*n of them; suffixed copies match too), and, at load, the
+ * ranges only the arch has. Weak defaults (blacklist.c): none.
+ */
+const char *const *okp_arch_blacklist_names(size_t *n);
+void okp_arch_blacklist_ranges(void);
+/* For function_extent.c's trap-path walk: the target of the call veneer at addr (a module's
+ * PLT entry), or 0 when addr is not one. Weak default: 0, for an arch whose modules call
+ * without veneers. */
 okp_addr_t okp_arch_veneer_target(okp_addr_t addr);
-#else
-static inline okp_addr_t okp_arch_veneer_target(okp_addr_t addr) { return 0; }
-#endif
+/*
+ * Where the arch's kernel may deliver no breakpoint trap to a module: every breakpoint probe
+ * is then refused with reason, a static string (arch/common/no_breakpoint_trap.cpp, the core's
+ * side). Set at load, before any registration.
+ */
+void okp_set_no_breakpoint_trap(const char *reason);
 
 #endif /* OKP_GLUE_H */

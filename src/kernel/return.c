@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The C side of the return trampoline (arch/x86/return_stubs.S): the stub's common part
+ * The C side of the return trampoline (arch/<arch>/return_stubs.S): the stub's common part
  * calls okp_return_trampoline_handler() with the saved pt_regs and the stub's index. The
  * handler runs with preemption off, as the kernel's rethook handlers do (not interrupts: on
  * an emulator re-enabling them ends the translated block, which cost a fifth of a return

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The kernel side of the seam (seam/okp_seam.h): primitives the C++ core calls. */
+/*
+ * The kernel side of the seam (seam/okp_seam.h): primitives the C++ core calls (memory, log,
+ * invariants, its work items), and each CPU's hit state the glue hands it on every hit.
+ */
 #define pr_fmt(fmt) "okprobes: " fmt
 
 #include <linux/bug.h>
 #include <linux/kprobes.h>
+#include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
-#include "seam/okp_seam.h"
+#include "okp_glue.h"
+
+DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_state);
 
 void *okp_seam_alloc(unsigned long size, enum okp_gfp gfp)
 {
@@ -19,6 +26,12 @@ void okp_seam_free(void *ptr)
 {
 	kfree(ptr);
 }
+
+int okp_seam_read_nofault(void *dst, okp_addr_t src, unsigned long len)
+{
+	return copy_from_kernel_nofault(dst, (const void *)src, len) ? -EFAULT : 0;
+}
+NOKPROBE_SYMBOL(okp_seam_read_nofault); /* emulation reads memory from the trap */
 
 void okp_seam_log(enum okp_log_level level, const char *msg)
 {
@@ -45,9 +58,9 @@ void okp_seam_invariant_failed(const char *what, const char *file, int line)
 NOKPROBE_SYMBOL(okp_seam_invariant_failed); /* reported from the trap path too */
 
 /*
- * Where no trap hook tail-calls the core (x86-64, riscv64, an arm64 kernel without the
- * break-hook list), okp_core_on_break_hook is never entered: this answers "refused" for the
- * link. arm64's trap glue defines the real one.
+ * Where no trap hook tail-calls the core (an arch, or a kernel, whose breakpoints reach
+ * okprobes by other ways), okp_core_on_break_hook is never entered: this answers "refused" for
+ * the link. An arch's trap glue that has such a hook defines the real one.
  */
 int __weak okp_seam_break_not_ours(struct okp_regs *regs)
 {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The kernel internals only arm64's glue uses, found in /proc/kallsyms by symbols.c (none of
- * them is exported in 6.1): the break-hook list and the instruction patching. Each was proven
+ * them is exported in 6.1): the break-hook list, the instruction patching, the kernel's kprobes'
+ * lookup and the bounds of the text no BRK of okprobes' may go in. Each was proven
  * to be the named function before it is stored; NULL means "not usable here".
  */
 #ifndef OKP_ARM64_H
@@ -19,6 +20,10 @@ struct okp_arm64_ksyms {
 	int (*aarch64_insn_patch_text_nosync)(void *addr, u32 insn);
 	/* The kernel's kprobes' own lookup, where their table (data) is not in kallsyms. */
 	struct kprobe *(*get_kprobe)(void *addr);
+	/* Text run with the MMU off or at EL2 (arch_blacklist.c). */
+	unsigned long __idmap_text_start, __idmap_text_end;
+	unsigned long __hyp_idmap_text_start, __hyp_idmap_text_end;
+	unsigned long __hyp_text_start, __hyp_text_end;
 };
 extern struct okp_arm64_ksyms okp_arm64_ksyms;
 

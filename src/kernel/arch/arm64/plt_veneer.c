@@ -7,8 +7,8 @@
  *	add  x16, x16, #<target & 0xfff>
  *	br   x16
  * kallsyms has no name for them: an address there reads as the module's last function plus an
- * offset. The trap-path walk (blacklist.c's okp_seam_function_at) asks here first, so a call
- * to copy_from_kernel_nofault() through a veneer reaches copy_from_kernel_nofault, not the
+ * offset. The trap-path walk (function_extent.c's okp_seam_function_at) asks here first, so a
+ * call to copy_from_kernel_nofault() through a veneer reaches copy_from_kernel_nofault, not the
  * function okprobes happens to link last.
  */
 #include <linux/sizes.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The kernel internals only arm64's glue uses (okp_arm64.h), found with the rest in
- * /proc/kallsyms (src/kernel/symbols.c), and arm64's part of proving that a symbol read from
- * there may be called: where the CPU enforces BTI on kernel text, an indirect call must land on
- * a landing pad (bti c / bti jc, or paciasp / pacibsp, which act as one).
+ * /proc/kallsyms (src/kernel/kernel_internals.c), and arm64's part of proving that a symbol
+ * read from there may be called: where the CPU enforces BTI on kernel text, an indirect call
+ * must land on a landing pad (bti c / bti jc, or paciasp / pacibsp, which act as one).
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -17,7 +17,8 @@
 
 struct okp_arm64_ksyms okp_arm64_ksyms;
 
-#define WANT_ARM64_FN(n) { #n, (unsigned long *)&okp_arm64_ksyms.n, true }
+#define WANT_ARM64_FN(n) OKP_WANT_FN(okp_arm64_ksyms, n)
+#define WANT_ARM64_DATA(n) OKP_WANT_DATA(okp_arm64_ksyms, n)
 
 static const struct okp_ksym_want okp_arm64_wanted[] = {
 #ifdef OKP_ARM64_BREAK_HOOKS /* trap.c: absent after the debug-exception rework */
@@ -27,6 +28,12 @@ static const struct okp_ksym_want okp_arm64_wanted[] = {
 	WANT_ARM64_FN(aarch64_insn_patch_text),
 	WANT_ARM64_FN(aarch64_insn_patch_text_nosync),
 	WANT_ARM64_FN(get_kprobe),
+	WANT_ARM64_DATA(__idmap_text_start),
+	WANT_ARM64_DATA(__idmap_text_end),
+	WANT_ARM64_DATA(__hyp_idmap_text_start),
+	WANT_ARM64_DATA(__hyp_idmap_text_end),
+	WANT_ARM64_DATA(__hyp_text_start),
+	WANT_ARM64_DATA(__hyp_text_end),
 };
 
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)

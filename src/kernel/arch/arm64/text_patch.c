@@ -16,8 +16,8 @@
  *   synchronise their pipelines): every writer that also stops the machine (the kernel's
  *   kprobes arming or disarming, ftrace) is then before or after it, never between the check
  *   and the write. What text_mutex would exclude on top is the kernel's kprobes copying an
- *   instruction at register time; text.c refuses an address already in their table, and a
- *   kernel kprobe registered at that same word in that same instant would overwrite
+ *   instruction at register time; text_owner.c refuses an address already in their table, and
+ *   a kernel kprobe registered at that same word in that same instant would overwrite
  *   okprobes' BRK with its own (okprobes' probe then misses hits; the kernel stays correct,
  *   its copy being the original instruction; okprobes' disarm finds the word changed and
  *   leaves it).
@@ -43,13 +43,12 @@
 #include "kernel/okp_glue.h"
 #include "okp_arm64.h"
 
-extern const char okp_slot_area_start[], okp_slot_area_end[];
-
 /*
- * No text the kernel rewrites itself beyond what text.c checks for every arch (jump labels,
- * static calls, ftrace, alternatives are applied once at boot or module load on arm64). But
- * text.c finds the kernel's own kprobes in their table, a data symbol: where kallsyms lists no
- * data (no CONFIG_KALLSYMS_ALL), ask their get_kprobe() instead, under RCU as its readers do.
+ * No text the kernel rewrites itself beyond what text_owner.c checks for every arch (jump
+ * labels, static calls, ftrace, alternatives are applied once at boot or module load on arm64).
+ * But text_owner.c finds the kernel's own kprobes in their table, a data symbol: where kallsyms
+ * lists no data (no CONFIG_KALLSYMS_ALL), ask their get_kprobe() instead, under RCU as its
+ * readers do.
  * (An armed one is a BRK #0x004 the planner refuses anyway; a disabled one is the original
  * word, which the kernel's kprobes would write their BRK over when enabled.)
  */
@@ -71,18 +70,6 @@ static bool okp_in_slot_area(okp_addr_t addr, unsigned long len)
 {
 	return addr >= (okp_addr_t)okp_slot_area_start &&
 	       addr + len <= (okp_addr_t)okp_slot_area_end;
-}
-
-/* Is the word at addr still expect? text_mutex held, or the machine stopped. */
-static int okp_word_is(okp_addr_t addr, u32 expect)
-{
-	u32 now;
-
-	if (copy_from_kernel_nofault(&now, (void *)addr, sizeof(now)) || now != expect) {
-		pr_err("text at %pS changed under us: not patching\n", (void *)addr);
-		return -EBUSY;
-	}
-	return 0;
 }
 
 /* One probe site's word, checked and written with every other CPU stopped. */
@@ -149,13 +136,11 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 		if (text_mutex)
 			mutex_lock(text_mutex);
 		for (i = 0; i < len && !ret; i += 4) {
-			u32 word, old;
+			u32 word;
 
 			memcpy(&word, (const u8 *)bytes + i, 4);
-			if (expect) {
-				memcpy(&old, (const u8 *)expect + i, 4);
-				ret = okp_word_is(addr + i, old);
-			}
+			if (expect)
+				ret = okp_text_is(addr + i, (const u8 *)expect + i, 4);
 			if (!ret)
 				ret = okp_arm64_ksyms.aarch64_insn_patch_text_nosync((void *)(addr + i),
 										     le32_to_cpu(word));
@@ -182,12 +167,7 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 		insns[0] = le32_to_cpu(word);
 		cpus_read_lock();
 		mutex_lock(text_mutex);
-		if (expect) {
-			u32 old;
-
-			memcpy(&old, expect, 4);
-			ret = okp_word_is(addr, old);
-		}
+		ret = okp_text_is(addr, expect, 4);
 		if (!ret)
 			ret = okp_arm64_ksyms.aarch64_insn_patch_text(addrs, insns, 1);
 		mutex_unlock(text_mutex);

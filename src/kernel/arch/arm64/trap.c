@@ -136,8 +136,6 @@ void okp_trap_exit(void)
 
 #else /* !OKP_ARM64_BREAK_HOOKS: the debug-exception rework, no break-hook list */
 
-void okp_arm64_set_no_breakpoint_trap(const char *reason);
-
 /*
  * A static string: the core keeps the pointer and refuses every breakpoint probe with it (and
  * copies it into okp_kprobe's okp_reason: within OKP_REASON_MAX).
@@ -154,7 +152,7 @@ okp_addr_t okp_trap_entry_point(void)
 
 int okp_trap_init(void)
 {
-	okp_arm64_set_no_breakpoint_trap(okp_reason_no_break_hooks);
+	okp_set_no_breakpoint_trap(okp_reason_no_break_hooks);
 	/* (Not the die() message's text: the guest harness rightly takes that for an oops.) */
 	pr_warn("%s: a BRK of any other immediate goes to die(), so okprobes writes none; function entries on ftrace sites and return probes work\n",
 		okp_reason_no_break_hooks);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The kernel internals only riscv64's glue uses (its text patching), found with the rest in
- * /proc/kallsyms (src/kernel/symbols.c), which proves each is the function it names before it
- * is kept. riscv has no landing pads: nothing more to check before calling one.
+ * /proc/kallsyms (src/kernel/kernel_internals.c), which proves each is the function it names
+ * before it is kept. riscv has no landing pads: nothing more to check before calling one.
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -29,8 +29,6 @@ bool okp_arch_callable(const char *name, unsigned long fn)
 	return true;
 }
 
-void okp_riscv_set_no_breakpoint_trap(const char *reason);
-
 /*
  * Every breakpoint okprobes writes goes through patch_text_nosync under text_mutex; without
  * them okprobes still loads (function-entry probes use ftrace) and refuses every mid-function
@@ -43,7 +41,7 @@ int okp_arch_symbols_check(void)
 		"is not usable here (function entries use ftrace)";
 
 	if (!okp_riscv_patch_text_nosync || !okp_ksyms.text_mutex) {
-		okp_riscv_set_no_breakpoint_trap(reason);
+		okp_set_no_breakpoint_trap(reason);
 		pr_warn("%s\n", reason);
 	}
 	return 0;

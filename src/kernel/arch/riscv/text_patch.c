@@ -33,23 +33,12 @@
 
 /* Longest text one write changes (a slot cell) or an expect check compares. */
 #define OKP_PATCH_MAX 32
+static_assert(OKP_PATCH_MAX <= OKP_TEXT_EXPECT_MAX, "every write can be checked first");
 
-/* No text the kernel rewrites itself beyond what text.c checks for every arch. */
+/* No text the kernel rewrites itself beyond what text_owner.c checks for every arch. */
 const char *okp_arch_text_owner(okp_addr_t addr, unsigned long len)
 {
 	return NULL;
-}
-
-/* Is the text at addr still expect? text_mutex held. */
-static int okp_text_is(okp_addr_t addr, const void *expect, unsigned long len)
-{
-	u8 now[OKP_PATCH_MAX];
-
-	if (copy_from_kernel_nofault(now, (void *)addr, len) || memcmp(now, expect, len)) {
-		pr_err("text at %pS changed under us: not patching\n", (void *)addr);
-		return -EBUSY;
-	}
-	return 0;
 }
 
 /* One write of at most OKP_PATCH_MAX bytes, from an aligned copy. text_mutex held. */
@@ -93,11 +82,9 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 		return -EINVAL;
 	}
 	mutex_lock(text_mutex);
-	if (expect) {
-		ret = okp_text_is(addr, expect, len);
-		if (ret)
-			goto out;
-	}
+	ret = okp_text_is(addr, expect, len);
+	if (ret)
+		goto out;
 	if (len == 4 && (addr & 3))
 		ret = okp_patch_unaligned_insn(addr, bytes);
 	else if (len <= 4 && (addr & (len - 1)))

@@ -11,23 +11,17 @@
  * included, to uprobe_breakpoint_handler() before the die notifiers; that claims it for any task
  * whose mm has uprobes (MMF_HAS_UPROBES) without moving epc, so such a task reaching an
  * okprobes breakpoint in the kernel would trap on it forever. Mid-function probes are refused
- * there too, with that reason. The notifier
- * runs with interrupts off (the kernel's entry keeps them off for a breakpoint exception): the
- * core does the rest without locks (src/core/hit.cpp).
+ * there too, with that reason. The notifier (arch/common/die_notifier.c, die_breakpoint.h)
+ * runs with interrupts off (the kernel's entry keeps them off for a breakpoint exception).
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
-#include <linux/kdebug.h>
-#include <linux/kprobes.h>
+#include <linux/kconfig.h>
 #include <linux/moduleparam.h>
-#include <linux/notifier.h>
 #include <linux/printk.h>
-#include <linux/ptrace.h>
-#include <asm/csr.h>
 
 #include "kernel/okp_glue.h"
-
-void okp_riscv_set_no_breakpoint_trap(const char *reason);
+#include "../common/die_notifier.h"
 
 /* A test knob: load as if this kernel had no KGDB, to prove the degraded mode on a kernel that
  * has it (tests/vm/scripts/probes_riscv.sh). */
@@ -43,55 +37,23 @@ static const char okp_reason_uprobes[] =
 	"no breakpoint probes: with CONFIG_UPROBES, do_trap_break gives kernel ebreaks to "
 	"uprobes first, looping a uprobed task on them (function entries use ftrace)";
 
-static bool okp_die_registered;
-
-/* notrace: the hit path is neither probed nor traced (a tracer here would run per hit). */
-static int notrace okp_die_notify(struct notifier_block *nb, unsigned long val, void *data)
-{
-	struct die_args *args = data;
-	struct okp_cpu_state *cpu;
-
-	if (val != DIE_TRAP || args->trapnr != EXC_BREAKPOINT || user_mode(args->regs))
-		return NOTIFY_DONE;
-	cpu = this_cpu_ptr(&okp_cpu_state);
-	return okp_core_on_breakpoint((struct okp_regs *)args->regs, cpu) ?
-		NOTIFY_STOP : NOTIFY_DONE;
-}
-NOKPROBE_SYMBOL(okp_die_notify);
-
-static struct notifier_block okp_die_nb = {
-	.notifier_call = okp_die_notify,
-	/* Before kgdb's listener: a breakpoint of ours must never reach one that stops the machine. */
-	.priority = INT_MAX,
-};
-
-/* Where okprobes' own code is entered from a breakpoint trap: a root of the trap path. */
-okp_addr_t okp_trap_entry_point(void)
-{
-	return (okp_addr_t)okp_die_notify;
-}
-
 int okp_trap_init(void)
 {
 	const char *reason = NULL;
-	int ret;
 
 	if (!IS_ENABLED(CONFIG_KGDB) || simulate_no_kgdb)
 		reason = okp_reason_no_kgdb;
 	else if (IS_ENABLED(CONFIG_UPROBES))
 		reason = okp_reason_uprobes;
 	if (reason) {
-		okp_riscv_set_no_breakpoint_trap(reason);
+		okp_set_no_breakpoint_trap(reason);
 		pr_warn("%s%s\n", reason, simulate_no_kgdb ? " [simulated: simulate_no_kgdb=1]" : "");
 		return 0;
 	}
-	ret = register_die_notifier(&okp_die_nb);
-	okp_die_registered = !ret;
-	return ret;
+	return okp_die_notifier_register();
 }
 
 void okp_trap_exit(void)
 {
-	if (okp_die_registered)
-		unregister_die_notifier(&okp_die_nb);
+	okp_die_notifier_unregister();
 }

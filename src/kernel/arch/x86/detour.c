@@ -16,6 +16,7 @@
 #include <asm/extable.h>
 
 #include "kernel/okp_glue.h"
+#include "okp_x86.h"
 #include "detour_layout.h"
 
 void okp_detour_entry(void);
@@ -119,9 +120,9 @@ unsigned int okp_seam_indirect_thunks(struct okp_addr_range *out, unsigned int m
 {
 	static struct okp_addr_range ranges[3];
 	static unsigned int n = UINT_MAX;
-	unsigned long starts[] = { okp_ksyms.__x86_indirect_thunk_array,
-				   okp_ksyms.__x86_indirect_jump_thunk_array,
-				   okp_ksyms.__x86_indirect_its_thunk_array };
+	unsigned long starts[] = { okp_x86_ksyms.__x86_indirect_thunk_array,
+				   okp_x86_ksyms.__x86_indirect_jump_thunk_array,
+				   okp_x86_ksyms.__x86_indirect_its_thunk_array };
 	unsigned int i;
 
 	BUILD_BUG_ON(ARRAY_SIZE(starts) > ARRAY_SIZE(ranges));
@@ -176,9 +177,9 @@ int okp_seam_extable_in(okp_addr_t start, okp_addr_t end, struct okp_extable_ent
 			unsigned int max)
 {
 	const struct exception_table_entry *first =
-		(const struct exception_table_entry *)okp_ksyms.__start___ex_table;
+		(const struct exception_table_entry *)okp_x86_ksyms.__start___ex_table;
 	const struct exception_table_entry *stop =
-		(const struct exception_table_entry *)okp_ksyms.__stop___ex_table;
+		(const struct exception_table_entry *)okp_x86_ksyms.__stop___ex_table;
 	unsigned int n = 0;
 	struct module *mod;
 

@@ -7,18 +7,12 @@
  * through pointers, and on Debian's 6.12 nearly all of them are sealed (kallsyms_on_each_symbol,
  * ftrace_location, text_poke_sync, ...). Each is then called through a stub here, written once
  * at load through text_poke: "endbr64; jmp <function>" (a direct jump is not IBT-checked).
- * Filled with int3 until written; in .kprobes.text so the kernel's kprobes stay out.
+ * Filled with int3 until written (arch/common/text_area.h).
  */
 #include <linux/objtool.h>
 
-	.section .kprobes.text, "ax"
-	.balign 16
-	.globl okp_ibt_stub_area
-okp_ibt_stub_area:
-	ANNOTATE_NOENDBR
+#define OKP_TEXT_AREA_LABEL_NOTE ANNOTATE_NOENDBR
+#include "../common/text_area.h"
+
 	/* 32 stubs of 16 bytes: okprobes resolves 12 functions today. */
-	.fill 32 * 16, 1, 0xcc
-	.globl okp_ibt_stub_area_end
-okp_ibt_stub_area_end:
-	ANNOTATE_NOENDBR
-	.byte 0xcc
+	okp_text_area okp_ibt_stub_area, okp_ibt_stub_area_end, 16, 32*16, 1, 0xcc

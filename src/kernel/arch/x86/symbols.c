@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The kernel internals only x86's glue uses (its text patching and SMP-alternatives check),
- * found with the rest in /proc/kallsyms (src/kernel/symbols.c), and x86's part of proving
- * that a symbol read from there may be called: on a CPU enforcing IBT the target must start
- * with a live ENDBR64 (a sealed one would #CP).
+ * The kernel internals only x86's glue uses (okp_x86.h), found with the rest in /proc/kallsyms
+ * (src/kernel/kernel_internals.c), and x86's part of proving that a symbol read from there may
+ * be called: on a CPU enforcing IBT the target must start with a live ENDBR64 (a sealed one
+ * would #CP).
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -16,6 +16,7 @@
 #include <asm/ibt.h>
 
 #include "kernel/okp_glue.h"
+#include "okp_x86.h"
 
 /*
  * Sealed ENDBRs. At boot, a kernel with CONFIG_X86_KERNEL_IBT on a CPU that enforces IBT
@@ -46,18 +47,26 @@ extern const u8 okp_ibt_stub_area[], okp_ibt_stub_area_end[];
 static unsigned long okp_ibt_pending[32];
 static unsigned int okp_ibt_npending;
 
+struct okp_x86_ksyms okp_x86_ksyms;
+
+#define WANT_X86_FN(n) OKP_WANT_FN(okp_x86_ksyms, n)
+#define WANT_X86_DATA(n) OKP_WANT_DATA(okp_x86_ksyms, n)
+
 static const struct okp_ksym_want okp_x86_wanted[] = {
-	WANT_FN(text_poke),
-	WANT_FN(text_poke_sync),
-	WANT_FN(alternatives_text_reserved),
+	WANT_X86_FN(text_poke),
+	WANT_X86_FN(text_poke_sync),
+	WANT_X86_FN(alternatives_text_reserved),
 	/* Optional (task_snapshot.c): without them the optimizer waits for tasks-RCU. */
-	WANT_FN(stack_trace_save_tsk_reliable),
-	WANT_FN(idle_task),
-	WANT_DATA(tasks_rcu_exit_srcu),
+	WANT_X86_FN(stack_trace_save_tsk_reliable),
+	WANT_X86_FN(idle_task),
+	WANT_X86_DATA(tasks_rcu_exit_srcu),
 	/* Retpolines: a jump to one is an indirect jump (detour.c, the region check). */
-	WANT_DATA(__x86_indirect_thunk_array),
-	WANT_DATA(__x86_indirect_jump_thunk_array),
-	WANT_DATA(__x86_indirect_its_thunk_array),
+	WANT_X86_DATA(__x86_indirect_thunk_array),
+	WANT_X86_DATA(__x86_indirect_jump_thunk_array),
+	WANT_X86_DATA(__x86_indirect_its_thunk_array),
+	/* The exception table a detour's region is checked against (detour.c). */
+	WANT_X86_DATA(__start___ex_table),
+	WANT_X86_DATA(__stop___ex_table),
 };
 
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)
@@ -108,11 +117,11 @@ static void ***okp_called_pointers(size_t *n)
 		(void **)&okp_ksyms.search_exception_tables,
 		(void **)&okp_ksyms.ftrace_location,
 		(void **)&okp_ksyms.ftrace_location_range,
-		(void **)&okp_ksyms.text_poke,
-		(void **)&okp_ksyms.text_poke_sync,
-		(void **)&okp_ksyms.alternatives_text_reserved,
-		(void **)&okp_ksyms.stack_trace_save_tsk_reliable,
-		(void **)&okp_ksyms.idle_task,
+		(void **)&okp_x86_ksyms.text_poke,
+		(void **)&okp_x86_ksyms.text_poke_sync,
+		(void **)&okp_x86_ksyms.alternatives_text_reserved,
+		(void **)&okp_x86_ksyms.stack_trace_save_tsk_reliable,
+		(void **)&okp_x86_ksyms.idle_task,
 	};
 
 	*n = ARRAY_SIZE(ptrs);
@@ -121,12 +130,12 @@ static void ***okp_called_pointers(size_t *n)
 
 /*
  * Writes a stub for each sealed function okp_arch_callable() let through and points okp_ksyms
- * at it. text_poke must be callable directly (live ENDBR); the stubs are new text no CPU has
+ * (or okp_x86_ksyms) at it. text_poke must be callable directly (live ENDBR); the stubs are new text no CPU has
  * run, so text_poke_sync (itself possibly behind a stub) follows once, after all are written.
  */
 static int okp_ibt_make_stubs(void)
 {
-	void *(*poke)(void *, const void *, size_t) = okp_ksyms.text_poke;
+	void *(*poke)(void *, const void *, size_t) = okp_x86_ksyms.text_poke;
 	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
 	size_t nptrs;
 	void ***ptrs = okp_called_pointers(&nptrs);
@@ -175,8 +184,8 @@ static int okp_ibt_make_stubs(void)
 				*ptrs[j] = (void *)stub;
 		}
 	}
-	if (okp_ksyms.text_poke_sync)
-		okp_ksyms.text_poke_sync();
+	if (okp_x86_ksyms.text_poke_sync)
+		okp_x86_ksyms.text_poke_sync();
 	pr_info("%u kernel function(s) with a sealed ENDBR64 called through IBT stubs%s\n",
 		okp_ibt_npending, okp_force_ibt_stubs ? " (ibt_stubs=1: all of them)" : "");
 	return 0;
@@ -189,7 +198,7 @@ int okp_arch_symbols_check(void)
 
 	if (ret)
 		return ret;
-	if (!okp_ksyms.text_poke || !okp_ksyms.text_poke_sync || !okp_ksyms.text_mutex) {
+	if (!okp_x86_ksyms.text_poke || !okp_x86_ksyms.text_poke_sync || !okp_ksyms.text_mutex) {
 		pr_err("the kernel's text patching (text_poke, text_mutex) is not usable\n");
 		return -ENOENT;
 	}

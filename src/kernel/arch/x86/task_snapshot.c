@@ -60,6 +60,7 @@
 #include <linux/stop_machine.h>
 
 #include "kernel/okp_glue.h"
+#include "okp_x86.h"
 
 /* Frames read per task: a deeper stack counts as unreadable (the caller then waits). */
 #define OKP_SNAPSHOT_DEPTH 128
@@ -139,7 +140,7 @@ static bool okp_snapshot_task(struct okp_snapshot *s, struct task_struct *t)
 			 task_pid_nr(t), t->comm);
 		return false;
 	}
-	len = okp_ksyms.stack_trace_save_tsk_reliable(t, s->entries, OKP_SNAPSHOT_DEPTH);
+	len = okp_x86_ksyms.stack_trace_save_tsk_reliable(t, s->entries, OKP_SNAPSHOT_DEPTH);
 	if (len < 0) {
 		snprintf(s->why, sizeof(s->why),
 			 "the reliable unwinder cannot read the stack of task %d (%s): %d",
@@ -176,9 +177,9 @@ static int okp_snapshot_stopped(void *data)
 		if (!okp_snapshot_task(s, t))
 			goto out;
 	}
-	if (okp_ksyms.idle_task) {
+	if (okp_x86_ksyms.idle_task) {
 		for_each_online_cpu(cpu) {
-			if (!okp_snapshot_task(s, okp_ksyms.idle_task(cpu)))
+			if (!okp_snapshot_task(s, okp_x86_ksyms.idle_task(cpu)))
 				goto out;
 		}
 	}
@@ -221,8 +222,8 @@ static u64 okp_snapshot_run(struct okp_snapshot *s)
 /* After a look that proved every listed task outside: the exiting ones it cannot see (above). */
 static bool okp_exiting_tasks_out(struct okp_snapshot *s)
 {
-	if (okp_ksyms.tasks_rcu_exit_srcu) {
-		synchronize_srcu((struct srcu_struct *)okp_ksyms.tasks_rcu_exit_srcu);
+	if (okp_x86_ksyms.tasks_rcu_exit_srcu) {
+		synchronize_srcu((struct srcu_struct *)okp_x86_ksyms.tasks_rcu_exit_srcu);
 		return true;
 	}
 	if (preempt_model_preemptible()) {
@@ -250,7 +251,7 @@ int okp_seam_tasks_outside(struct okp_text_span *spans, unsigned long n)
 	}
 	if (IS_ENABLED(CONFIG_PREEMPT_RT))
 		skip = "PREEMPT_RT: no stop_machine() for this";
-	else if (!okp_ksyms.stack_trace_save_tsk_reliable)
+	else if (!okp_x86_ksyms.stack_trace_save_tsk_reliable)
 		skip = "no reliable unwinder in this kernel";
 	else if (!okp_optimizer_snapshot)
 		skip = "okprobes.optimizer_snapshot=0";
@@ -284,7 +285,7 @@ int okp_test_tasks_snapshot(struct okp_text_span *spans, unsigned long n, char *
 	struct okp_snapshot *s;
 	int ret;
 
-	if (!okp_ksyms.stack_trace_save_tsk_reliable)
+	if (!okp_x86_ksyms.stack_trace_save_tsk_reliable)
 		return -EOPNOTSUPP;
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
@@ -304,7 +305,7 @@ static int okp_optimizer_waits_show(struct seq_file *m, void *v)
 	const char *how = !IS_ENABLED(CONFIG_TASKS_RCU) ?
 			  "none needed (no preemption: the RCU grace period is enough)" :
 			  IS_ENABLED(CONFIG_PREEMPT_RT) ? "tasks-RCU (PREEMPT_RT)" :
-			  !okp_ksyms.stack_trace_save_tsk_reliable ?
+			  !okp_x86_ksyms.stack_trace_save_tsk_reliable ?
 			  "tasks-RCU (no reliable unwinder in this kernel)" :
 			  !okp_optimizer_snapshot ? "tasks-RCU (okprobes.optimizer_snapshot=0)" :
 			  "every task's stack read in stop_machine(), tasks-RCU when that proves nothing";
@@ -312,7 +313,7 @@ static int okp_optimizer_waits_show(struct seq_file *m, void *v)
 	spin_lock(&okp_snapshot_stats_lock);
 	seq_printf(m, "method: %s\n", how);
 	seq_printf(m, "exiting_tasks: %s\n",
-		   okp_ksyms.tasks_rcu_exit_srcu ? "one SRCU grace period of tasks_rcu_exit_srcu after the look" :
+		   okp_x86_ksyms.tasks_rcu_exit_srcu ? "one SRCU grace period of tasks_rcu_exit_srcu after the look" :
 		   preempt_model_preemptible() ? "out of sight under full preemption: tasks-RCU" :
 		   "no involuntary preemption: they stop only at calls");
 	seq_printf(m, "proven_by_stacks: %lu\nwaited_for_tasks_rcu: %lu\nno_wait_needed: %lu\n",

@@ -16,6 +16,7 @@
 #include <asm/text-patching.h>
 
 #include "kernel/okp_glue.h"
+#include "okp_x86.h"
 
 /*
  * x86's jump labels are a 2-byte jmp8 or nop2, or a 5-byte jmp or nop5, and stay that size as
@@ -31,33 +32,18 @@ unsigned int okp_arch_jump_entry_size(unsigned long code)
 	return b[0] == 0xeb || (b[0] == 0x66 && b[1] == 0x90) ? 2 : 5;
 }
 
-/* Longest text an expect check compares. */
-#define OKP_EXPECT_MAX 32
-
 const char *okp_arch_text_owner(okp_addr_t addr, unsigned long len)
 {
 	void *start = (void *)addr, *end = (void *)(addr + len - 1);
 	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
 	int reserved;
 
-	if (!okp_ksyms.alternatives_text_reserved)
+	if (!okp_x86_ksyms.alternatives_text_reserved)
 		return NULL;
 	mutex_lock(text_mutex); /* it walks the SMP-alternatives list text_mutex guards */
-	reserved = okp_ksyms.alternatives_text_reserved(start, end);
+	reserved = okp_x86_ksyms.alternatives_text_reserved(start, end);
 	mutex_unlock(text_mutex);
 	return reserved ? "SMP alternative (lock prefix)" : NULL;
-}
-
-/* Is the text at addr still expect (len <= OKP_EXPECT_MAX)? text_mutex held. */
-static int okp_text_is(okp_addr_t addr, const void *expect, unsigned long len)
-{
-	u8 now[OKP_EXPECT_MAX];
-
-	if (copy_from_kernel_nofault(now, (void *)addr, len) || memcmp(now, expect, len)) {
-		pr_err("text at %pS changed under us: not patching\n", (void *)addr);
-		return -EBUSY;
-	}
-	return 0;
 }
 
 int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
@@ -66,19 +52,17 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
 	int ret = 0;
 
-	if (!okp_ksyms.text_poke || !okp_ksyms.text_poke_sync || !text_mutex)
+	if (!okp_x86_ksyms.text_poke || !okp_x86_ksyms.text_poke_sync || !text_mutex)
 		return -EOPNOTSUPP;
-	if (len > OKP_EXPECT_MAX && expect)
+	if (len > OKP_TEXT_EXPECT_MAX && expect)
 		return -EINVAL;
 	mutex_lock(text_mutex);
-	if (expect) {
-		ret = okp_text_is(addr, expect, len);
-		if (ret)
-			goto out;
-	}
-	okp_ksyms.text_poke((void *)addr, bytes, len);
+	ret = okp_text_is(addr, expect, len);
+	if (ret)
+		goto out;
+	okp_x86_ksyms.text_poke((void *)addr, bytes, len);
 	/* Every CPU must stop executing the old bytes before we return. */
-	okp_ksyms.text_poke_sync();
+	okp_x86_ksyms.text_poke_sync();
 out:
 	mutex_unlock(text_mutex);
 	return ret;
@@ -103,19 +87,17 @@ int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, u
 	int ret;
 
 	lockdep_assert_held((struct mutex *)okp_ksyms.text_mutex);
-	if (!okp_ksyms.text_poke || len > OKP_EXPECT_MAX)
+	if (!okp_x86_ksyms.text_poke || len > OKP_TEXT_EXPECT_MAX)
 		return -EINVAL;
-	if (expect) {
-		ret = okp_text_is(addr, expect, len);
-		if (ret)
-			return ret;
-	}
-	okp_ksyms.text_poke((void *)addr, bytes, len);
+	ret = okp_text_is(addr, expect, len);
+	if (ret)
+		return ret;
+	okp_x86_ksyms.text_poke((void *)addr, bytes, len);
 	return 0;
 }
 
 void okp_seam_text_sync(void)
 {
-	if (okp_ksyms.text_poke_sync)
-		okp_ksyms.text_poke_sync();
+	if (okp_x86_ksyms.text_poke_sync)
+		okp_x86_ksyms.text_poke_sync();
 }
