@@ -90,7 +90,9 @@ int okp_debugfs_init(void)
 	debugfs_create_file("enabled", 0600, dir, NULL, &okp_enabled_fops);
 	debugfs_create_file("blacklist", 0400, dir, NULL, &okp_blacklist_fops);
 	debugfs_create_file("refused", 0400, dir, NULL, &okp_refused_fops);
-	okp_task_snapshot_debugfs(dir);
+#ifdef OKP_JUMP_PROBES
+	okp_task_snapshot_debugfs(dir);	/* optimizer_waits */
+#endif
 	okp_debugfs_dir = dir;
 	return 0;
 }

@@ -130,8 +130,6 @@ struct ftrace_regs;
 struct pt_regs;
 void okp_arch_ftrace_regs_out(const struct pt_regs *regs, struct ftrace_regs *fregs);
 okp_addr_t okp_return_entry_point(void);
-okp_addr_t okp_detour_entry_point(void);	/* 0 on arches without jump optimization */
-okp_addr_t okp_detour_post_entry_point(void);
 /* Glue the core tail-calls from a breakpoint trap (okp_seam_break_not_ours, see
  * okp_core_on_break_hook), and a second trap entry of the arch's (a step's own break hook):
  * roots of the trap path beside okp_trap_entry_point; 0 (the weak defaults in blacklist.c):
@@ -148,12 +146,19 @@ void okp_return_init(void);
 void okp_return_exit(void);
 
 int okp_debugfs_init(void);
-/* debugfs optimizer_waits (arch/x86/task_snapshot.c; nothing elsewhere). */
+void okp_debugfs_exit(void);
+#ifdef OKP_JUMP_PROBES
+/*
+ * Jump probes' glue (seam/jump_services.h), only on an arch that has them (x86-64:
+ * src/kernel/arch/x86/): the detours' entries, roots of the trap path; debugfs
+ * optimizer_waits; the test hook of the task look (KUnit okprobes_task_snapshot).
+ */
+okp_addr_t okp_detour_entry_point(void);
+okp_addr_t okp_detour_post_entry_point(void);
 void okp_task_snapshot_debugfs(struct dentry *dir);
-/* Test hook of task_snapshot.c (KUnit okprobes_task_snapshot). */
 int okp_test_tasks_snapshot(struct okp_text_span *spans, unsigned long n, char *why,
 			    size_t why_len);
-void okp_debugfs_exit(void);
+#endif
 int okp_sysctl_init(void);
 void okp_sysctl_exit(void);
 
