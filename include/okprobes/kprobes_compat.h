@@ -13,8 +13,18 @@
  * cursor) have no counterpart: a module using them fails to build, and docs/api.md's table
  * of differences says why.
  *
- * Include it first (-include does): the kernel's <linux/kprobes.h>, or a header including
- * it, included before would already have declared the kernel's struct kprobe.
+ * It includes no kernel header: -include puts it before the module's first line, where a
+ * kernel header would define the default pr_fmt before the module defines its own (the
+ * kernel's samples/kprobes/kprobe_example.c does). It takes the include guards of
+ * <linux/kprobes.h> and of <asm-generic/kprobes.h> (the kernel's annotation macros) and gives
+ * their names okprobes' meaning instead. So a module relying on <linux/kprobes.h> for an
+ * unrelated header (<linux/ftrace.h>, <linux/rcupdate.h>, ...) includes that header itself,
+ * except for KSYM_NAME_LEN, defined here as <linux/kallsyms.h> does (the samples size their
+ * symbol parameter with it); and a kernel header that needs the kernel's kprobes internals
+ * (<linux/kgdb.h>'s within_kprobe_blacklist()) does not build beside it.
+ *
+ * Include it first (-include does): <linux/kprobes.h>, or a header including it, included
+ * before would already have declared the kernel's struct kprobe.
  */
 #ifndef OKPROBES_KPROBES_COMPAT_H
 #define OKPROBES_KPROBES_COMPAT_H
@@ -23,37 +33,19 @@
 #error "<linux/kprobes.h> was included before okprobes/kprobes_compat.h: include the latter first (-include)"
 #endif
 
-/*
- * What <linux/kprobes.h> includes, so that a module relying on it for them still builds. Its
- * <asm/kprobes.h> also defines the kernel's annotation macros (asm-generic/kprobes.h), which
- * are redefined below; the kernel's kprobe_opcode_t comes from there on a kernel with kprobes.
- */
-#include <linux/compiler.h>
-#include <linux/linkage.h>
-#include <linux/list.h>
-#include <linux/notifier.h>
-#include <linux/smp.h>
-#include <linux/bug.h>
-#include <linux/percpu.h>
-#include <linux/spinlock.h>
-#include <linux/rcupdate.h>
-#include <linux/mutex.h>
-#include <linux/ftrace.h>
-#include <linux/refcount.h>
-#include <linux/ptrace.h>
-#include <asm/kprobes.h>
-
 #include <okprobes/okprobes.h>
 
-/* From here on, #include <linux/kprobes.h> is this header. */
+/* From here on, #include <linux/kprobes.h> is this header, and the annotations are okprobes'. */
 #define _LINUX_KPROBES_H
+#define _ASM_GENERIC_KPROBES_H
 
-#ifndef CONFIG_KPROBES
-/* The kernel declares it in <asm/kprobes.h> only with kprobes; okprobes needs none. */
-typedef okp_kprobe_opcode_t kprobe_opcode_t;
-#endif
+/* Token for token <linux/kallsyms.h>'s (6.1 to 6.12), so that its definition adds nothing;
+ * a kernel that changes it fails the module's build with "KSYM_NAME_LEN redefined". */
+#define KSYM_NAME_LEN 512
 
-/* Types. */
+/* Types. kprobe_opcode_t is the kernel's type (layout_checks.c checks it), so where the
+ * kernel declares it too the two declarations agree. */
+#define kprobe_opcode_t okp_kprobe_opcode_t
 #define kprobe okp_kprobe
 #define kretprobe okp_kretprobe
 #define kretprobe_instance okp_kretprobe_instance
@@ -98,11 +90,8 @@ typedef okp_kprobe_opcode_t kprobe_opcode_t;
  * (read whether or not the kernel has kprobes, where the kernel's would be empty);
  * nokprobe_inline always inlines, as the kernel's does with kprobes.
  */
-#undef __kprobes
 #define __kprobes __okp_kprobes
-#undef NOKPROBE_SYMBOL
 #define NOKPROBE_SYMBOL(fname) OKP_NOKPROBE_SYMBOL(fname)
-#undef nokprobe_inline
 #define nokprobe_inline okp_nokprobe_inline
 
 #endif /* OKPROBES_KPROBES_COMPAT_H */
