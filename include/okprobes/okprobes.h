@@ -4,10 +4,11 @@
  *
  * It mirrors <linux/kprobes.h> name for name with an okp_ prefix, so a kprobes module ports
  * by renaming: struct kprobe -> struct okp_kprobe, register_kprobe() -> okp_register_kprobe(),
- * KPROBE_FLAG_DISABLED -> OKP_KPROBE_FLAG_DISABLED. Semantics are those of
+ * KPROBE_FLAG_DISABLED -> OKP_KPROBE_FLAG_DISABLED; or unmodified, with
+ * -include okprobes/kprobes_compat.h, which maps the names. Semantics are those of
  * Documentation/trace/kprobes.rst; what okprobes adds (hit counts, misses by cause, the
  * reason of a refusal or downgrade, argument accessors) is marked below. See docs/api.md for
- * the errno table.
+ * the differences that remain and the errno table.
  *
  * This header includes no kernel header: okprobes' freestanding core reads it too.
  */
