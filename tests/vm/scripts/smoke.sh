@@ -44,6 +44,7 @@ blacklisted() {
     [ $((0x$a)) -ge $((lo)) ] && [ $((0x$a)) -lt $((hi)) ] && echo in
   done | grep -q in
 }
+not_blacklisted() { grep -q " $1	\[$2\]\$" /proc/kallsyms && ! blacklisted "$@"; }
 if lsmod | grep -q '^kprobe_example'; then
   sh -c 'exit 0'  # a fork: kernel_clone from a task with an mm (kretprobe_example skips kthreads)
   check "kprobe_example (kprobes_compat.h) registered on kernel_clone" \
@@ -60,6 +61,7 @@ if lsmod | grep -q '^kretprobe_example'; then
     sh -c "dmesg | grep -Eq 'kernel_clone returned [0-9]+ and took [0-9]+ ns to execute'"
   check "its NOKPROBE_SYMBOL(entry_handler) is in okprobes' blacklist" \
     blacklisted entry_handler kretprobe_example OKP_NOKPROBE_SYMBOL
+  check "its unannotated kretprobe_exit is not" not_blacklisted kretprobe_exit kretprobe_example OKP_NOKPROBE_SYMBOL
 fi
 echo "1..$n"
 [ $failed = 0 ]
