@@ -318,7 +318,8 @@ OKP_HIT_INLINE void on_ftrace(okp_addr_t site_addr, okp_regs* regs, okp_cpu_stat
   arch::set_instruction_pointer(regs, arch::ftrace_pre_ip(site_addr));
   if (run_pre_handlers(*s, regs)) {
     // The handler set the ip it wants: obeyed with or without IPMODIFY, as the kernel's
-    // kprobes obey it on an entry they serve through ftrace (docs/api.md, "Changing the ip").
+    // kprobes obey it on an entry they serve through ftrace (docs/api.md, "Changing the
+    // instruction pointer").
     close_first_frame(cpu);
     return;
   }
