@@ -29,11 +29,11 @@ static noinline long kcompat_caller(long a)
 	return kcompat_callee(a) + 10;	/* not a tail call */
 }
 
-static unsigned int kcompat_pre_calls;
+static unsigned int kcompat_pre_calls;	/* READ_ONCE(), as kcompat_seen_rp below */
 
 static int kcompat_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	kcompat_pre_calls++;
+	WRITE_ONCE(kcompat_pre_calls, kcompat_pre_calls + 1);
 	return 0;
 }
 NOKPROBE_SYMBOL(kcompat_pre);
@@ -50,10 +50,10 @@ static void kcompat_flags(struct kunit *test)
 	kprobe_pre_handler_t pre = kcompat_pre;
 
 	KUNIT_EXPECT_PTR_EQ(test, kp.pre_handler, pre);
-	kcompat_pre_calls = 0;
+	WRITE_ONCE(kcompat_pre_calls, 0);
 	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
 	KUNIT_EXPECT_EQ(test, kcompat_target(2), 7L);
-	KUNIT_EXPECT_EQ(test, kcompat_pre_calls, 1U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kcompat_pre_calls), 1U);
 	/* A C function of a kernel built with -pg: its entry is served through ftrace. */
 	KUNIT_EXPECT_TRUE(test, kprobe_ftrace(&kp));
 	KUNIT_EXPECT_TRUE(test, kcompat_flag(&kp, KPROBE_FLAG_FTRACE));
@@ -66,11 +66,11 @@ static void kcompat_flags(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, kprobe_disabled(&kp));
 	KUNIT_EXPECT_TRUE(test, kcompat_flag(&kp, KPROBE_FLAG_DISABLED));
 	KUNIT_EXPECT_EQ(test, kcompat_target(2), 7L);
-	KUNIT_EXPECT_EQ(test, kcompat_pre_calls, 1U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kcompat_pre_calls), 1U);
 	KUNIT_EXPECT_EQ(test, enable_kprobe(&kp), 0);
 	KUNIT_EXPECT_FALSE(test, kprobe_disabled(&kp));
 	KUNIT_EXPECT_EQ(test, kcompat_target(2), 7L);
-	KUNIT_EXPECT_EQ(test, kcompat_pre_calls, 2U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kcompat_pre_calls), 2U);
 	wait_for_kprobe_optimizer();
 	unregister_kprobe(&kp);
 }
@@ -102,6 +102,8 @@ struct kcompat_data {
 	long arg;
 };
 
+/* Written by the return handler, which okprobes calls: read and reset with READ_ONCE() and
+ * WRITE_ONCE(), or the compiler, seeing no write in the probed function, keeps the reset value. */
 static struct kretprobe *kcompat_seen_rp;
 static unsigned long kcompat_seen_retaddr, kcompat_seen_ip;
 
@@ -113,9 +115,9 @@ static int kcompat_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 static int kcompat_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	kcompat_seen_rp = get_kretprobe(ri);
-	kcompat_seen_retaddr = get_kretprobe_retaddr(ri);
-	kcompat_seen_ip = instruction_pointer(regs);
+	WRITE_ONCE(kcompat_seen_rp, get_kretprobe(ri));
+	WRITE_ONCE(kcompat_seen_retaddr, get_kretprobe_retaddr(ri));
+	WRITE_ONCE(kcompat_seen_ip, instruction_pointer(regs));
 	return 0;
 }
 
@@ -130,19 +132,19 @@ static void kcompat_kretprobe(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kcompat_caller(1), 11L);
 	KUNIT_ASSERT_EQ(test, register_kretprobe(&rp), 0);
 	/* Probed, the callee's return address is the trampoline (counted as 1 in its result). */
-	kcompat_seen_rp = NULL;
+	WRITE_ONCE(kcompat_seen_rp, NULL);
 	KUNIT_EXPECT_EQ(test, kcompat_caller(1), 12L);
-	KUNIT_EXPECT_PTR_EQ(test, kcompat_seen_rp, &rp);
-	KUNIT_EXPECT_EQ(test, kcompat_seen_retaddr, kcompat_seen_ip);
-	KUNIT_EXPECT_FALSE(test, is_kretprobe_trampoline(kcompat_seen_retaddr));
+	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(kcompat_seen_rp), &rp);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(kcompat_seen_retaddr), READ_ONCE(kcompat_seen_ip));
+	KUNIT_EXPECT_FALSE(test, is_kretprobe_trampoline(READ_ONCE(kcompat_seen_retaddr)));
 
 	KUNIT_EXPECT_EQ(test, disable_kretprobe(&rp), 0);
-	kcompat_seen_rp = NULL;
+	WRITE_ONCE(kcompat_seen_rp, NULL);
 	KUNIT_EXPECT_EQ(test, kcompat_caller(1), 11L);
-	KUNIT_EXPECT_PTR_EQ(test, kcompat_seen_rp, NULL);
+	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(kcompat_seen_rp), NULL);
 	KUNIT_EXPECT_EQ(test, enable_kretprobe(&rp), 0);
 	KUNIT_EXPECT_EQ(test, kcompat_caller(1), 12L);
-	KUNIT_EXPECT_PTR_EQ(test, kcompat_seen_rp, &rp);
+	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(kcompat_seen_rp), &rp);
 	unregister_kretprobe(&rp);
 }
 
@@ -157,9 +159,9 @@ static void kcompat_data_size(struct kunit *test)
 	rp.kp.addr = NULL;
 	rp.data_size = KRETPROBE_MAX_DATA_SIZE;
 	KUNIT_ASSERT_EQ(test, register_kretprobe(&rp), 0);
-	kcompat_seen_rp = NULL;
+	WRITE_ONCE(kcompat_seen_rp, NULL);
 	KUNIT_EXPECT_EQ(test, kcompat_target(1), 4L);
-	KUNIT_EXPECT_PTR_EQ(test, kcompat_seen_rp, &rp);
+	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(kcompat_seen_rp), &rp);
 	unregister_kretprobe(&rp);
 }
 
