@@ -4,6 +4,7 @@
 #   make check      every test (host, builds, KUnit in guests, stock-kernel smoke)
 #   make stress     the reliability sweep over a large sample (docs/reliability.md)
 #   make coverage   jump-optimization coverage, okprobes vs the kernel (docs/jump-optimization.md)
+#   make compat-modules   the kernel's kprobes samples and test_kprobes.c, via kprobes_compat.h
 #   make print-kdir ARCH=... KERNEL=...   kernel build directory for client modules
 #   make setup      install packages and fetch third-party sources (done on demand)
 
@@ -25,7 +26,7 @@ KMAKE = $(MAKE) -C "$$kdir" ARCH=$(OKP_KARCH) CROSS_COMPILE=$(OKP_CROSS) OKP_ROO
 # whose headers ship no vmlinux (6.1) skip module BTF anyway. Client modules in C keep theirs.
 OKP_NO_BTF := CONFIG_DEBUG_INFO_BTF_MODULES=
 
-.PHONY: all module samples kunit-module test-modules print-kdir setup run check stress coverage host-test bench fuzz clean
+.PHONY: all module samples kunit-module test-modules compat-modules print-kdir setup run check stress coverage host-test bench fuzz clean
 all: module samples
 
 setup:
@@ -51,6 +52,12 @@ kunit-module: module
 test-modules: module
 	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
 	$(KMAKE) M=$(BUILD)/tests/vm/modules OKPROBES=$(OKP_ROOT) KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
+
+# The kernel's kprobes samples and lib/test_kprobes.c, unmodified, built against okprobes with
+# -include okprobes/kprobes_compat.h (tests/compat/Kbuild copies them from linux-source-6.1).
+compat-modules: module
+	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
+	$(KMAKE) M=$(BUILD)/tests/compat OKPROBES=$(OKP_ROOT) KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
 
 print-kdir:
 	@$(OKP_ROOT)/scripts/setup >&2 && $(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)

@@ -4,10 +4,11 @@
  *
  * It mirrors <linux/kprobes.h> name for name with an okp_ prefix, so a kprobes module ports
  * by renaming: struct kprobe -> struct okp_kprobe, register_kprobe() -> okp_register_kprobe(),
- * KPROBE_FLAG_DISABLED -> OKP_KPROBE_FLAG_DISABLED. Semantics are those of
+ * KPROBE_FLAG_DISABLED -> OKP_KPROBE_FLAG_DISABLED; or unmodified, with
+ * -include okprobes/kprobes_compat.h, which maps the names. Semantics are those of
  * Documentation/trace/kprobes.rst; what okprobes adds (hit counts, misses by cause, the
  * reason of a refusal or downgrade, argument accessors) is marked below. See docs/api.md for
- * the errno table.
+ * the differences that remain and the errno table.
  *
  * This header includes no kernel header: okprobes' freestanding core reads it too.
  */
@@ -15,17 +16,17 @@
 #define OKPROBES_OKPROBES_H
 
 /* Bumped on any incompatible change of this header. */
-#define OKP_API_VERSION 3
+#define OKP_API_VERSION 4
 
 struct pt_regs;
 struct okp_kprobe;
 
+/* The arch's kprobe_opcode_t (u8 on x86-64, u32 on arm64 and riscv64), so that p->addr has
+ * the type a kprobes module expects. */
 #if defined(__x86_64__)
 typedef unsigned char okp_kprobe_opcode_t;
-#elif defined(__aarch64__)
-typedef unsigned int okp_kprobe_opcode_t;
 #else
-typedef unsigned short okp_kprobe_opcode_t;
+typedef unsigned int okp_kprobe_opcode_t;
 #endif
 
 /* Returns non-zero when it changed regs->ip: the probed instruction is then not executed. */
@@ -34,25 +35,40 @@ typedef int (*okp_kprobe_pre_handler_t)(struct okp_kprobe *, struct pt_regs *);
 typedef void (*okp_kprobe_post_handler_t)(struct okp_kprobe *, struct pt_regs *,
 					  unsigned long flags);
 
-/* flags: the kprobes values. GONE, OPTIMIZED and FTRACE are set by okprobes. */
+/*
+ * flags: every kernel flag keeps its <linux/kprobes.h> value (src/kernel/layout_checks.c
+ * checks them at build time); okprobes' own flags take bits from 16 up, which the kernel
+ * does not use. GONE, OPTIMIZED, FTRACE and ON_FUNC_ENTRY are set by okprobes.
+ */
 #define OKP_KPROBE_FLAG_GONE 1      /* the probed module went away; the probe is inert */
 #define OKP_KPROBE_FLAG_DISABLED 2  /* set before registering to register disabled */
 #define OKP_KPROBE_FLAG_OPTIMIZED 4 /* x86-64: served by a jump to a detour, no trap */
 #define OKP_KPROBE_FLAG_FTRACE 8    /* function entry served through ftrace */
+#define OKP_KPROBE_FLAG_ON_FUNC_ENTRY 16 /* at a function's entry (after its landing pad) */
 /*
- * okprobes addition: on a function-entry (ftrace) probe, the pre_handler may redirect
- * execution, so okprobes takes ftrace's exclusive IPMODIFY right (which livepatch also
- * needs). Without it, a pre_handler that returns non-zero there is not obeyed: the change
- * of ip is undone and counted as a miss of cause OKP_MISS_IPMODIFY.
+ * okprobes addition: on a function-entry (ftrace) probe, take ftrace's exclusive IPMODIFY
+ * right for the function (which livepatch also needs): registration then fails with -EBUSY
+ * while another tool holds it, and no other tool gets it while the probe is registered. A
+ * pre_handler's redirect (non-zero return) is obeyed with or without it, as the kernel's
+ * kprobes obey it; the flag only makes the redirect exclusive (docs/api.md).
  */
-#define OKP_KPROBE_FLAG_IPMODIFY 16
+#define OKP_KPROBE_FLAG_IPMODIFY 0x10000
+
+/* The kernel's helpers on the flags, by the same rules. */
+#ifdef __cplusplus
+#define OKP_BOOL bool
+#else
+#define OKP_BOOL _Bool
+#endif
+/* okprobes' counterpart of nokprobe_inline: always inlined, so never a probe target apart
+ * from the (annotated) function it is inlined into. */
+#define okp_nokprobe_inline inline __attribute__((__always_inline__))
 
 /* okprobes addition: why a handler did not run. */
 enum okp_miss_cause {
 	OKP_MISS_REENTRY = 0,	/* hit inside a handler or while stepping another probe */
 	OKP_MISS_DISABLED = 1,	/* the probe is disabled but shares its address with others */
 	OKP_MISS_FAULT = 2,	/* the instruction could not be emulated (unreadable memory) */
-	OKP_MISS_IPMODIFY = 3,	/* a redirect refused on a probe without IPMODIFY */
 	OKP_MISS_NR
 };
 
@@ -76,6 +92,25 @@ struct okp_kprobe {
 	void *okp_core;			/* the core's record while registered */
 	char okp_reason[OKP_REASON_MAX];	/* see okp_kprobe_reason() */
 };
+
+/* As kprobe_gone() and the rest: the probed module went away; disabled or gone; a jump to a
+ * detour serves it; ftrace serves it. */
+static okp_nokprobe_inline OKP_BOOL okp_kprobe_gone(const struct okp_kprobe *p)
+{
+	return p->flags & OKP_KPROBE_FLAG_GONE;
+}
+static okp_nokprobe_inline OKP_BOOL okp_kprobe_disabled(const struct okp_kprobe *p)
+{
+	return p->flags & (OKP_KPROBE_FLAG_DISABLED | OKP_KPROBE_FLAG_GONE);
+}
+static okp_nokprobe_inline OKP_BOOL okp_kprobe_optimized(const struct okp_kprobe *p)
+{
+	return p->flags & OKP_KPROBE_FLAG_OPTIMIZED;
+}
+static okp_nokprobe_inline OKP_BOOL okp_kprobe_ftrace(const struct okp_kprobe *p)
+{
+	return p->flags & OKP_KPROBE_FLAG_FTRACE;
+}
 
 int okp_register_kprobe(struct okp_kprobe *p);
 void okp_unregister_kprobe(struct okp_kprobe *p);
@@ -120,6 +155,9 @@ enum okp_kretprobe_miss_cause {
 	OKP_RP_MISS_NR
 };
 
+/* As KRETPROBE_MAX_DATA_SIZE: a larger data_size is refused with -E2BIG. */
+#define OKP_KRETPROBE_MAX_DATA_SIZE 4096
+
 struct okp_kretprobe {
 	/* --- as struct kretprobe --- */
 	struct okp_kprobe kp;		/* set symbol_name or addr; okprobes owns the handlers */
@@ -155,6 +193,17 @@ int okp_disable_kretprobe(struct okp_kretprobe *rp);
 int okp_enable_kretprobe(struct okp_kretprobe *rp);
 /* The return probe an instance belongs to (in its handlers). */
 struct okp_kretprobe *okp_get_kretprobe(struct okp_kretprobe_instance *ri);
+/* As get_kretprobe_retaddr(): the real return address of the instance's frame. */
+static okp_nokprobe_inline unsigned long okp_get_kretprobe_retaddr(struct okp_kretprobe_instance *ri)
+{
+	return ri->ret_addr;
+}
+/*
+ * As is_kretprobe_trampoline(): whether addr, read from a return-address slot or a stack
+ * trace, is where okprobes diverted a return (one of its return stubs, each frame's own;
+ * the kernel has one trampoline address for all). okp_kretprobe_find_ret_addr() maps it back.
+ */
+OKP_BOOL okp_is_kretprobe_trampoline(unsigned long addr);
 /*
  * okprobes addition: while a return probe is armed on a frame, that frame's return address
  * on the stack is okprobes' return stub. For an address a stack trace shows, returns the

@@ -8,6 +8,7 @@ namespace okp {
 enum class Errno : int {
   kPerm = 1,              // EPERM
   kNoEnt = 2,             // ENOENT: no such symbol / probe
+  k2Big = 7,              // E2BIG: a return probe's data_size over KRETPROBE_MAX_DATA_SIZE
   kNoMem = 12,            // ENOMEM
   kFault = 14,            // EFAULT
   kBusy = 16,             // EBUSY: another patcher owns the address
@@ -29,6 +30,7 @@ constexpr Errno from_kernel_errno(int negative) {
   switch (-negative) {
     case 1: return Errno::kPerm;
     case 2: return Errno::kNoEnt;
+    case 7: return Errno::k2Big;
     case 12: return Errno::kNoMem;
     case 14: return Errno::kFault;
     case 16: return Errno::kBusy;

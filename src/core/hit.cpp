@@ -271,11 +271,9 @@ OKP_HIT_INLINE void on_ftrace(okp_addr_t site_addr, okp_regs* regs, okp_cpu_stat
   const okp_addr_t orig_ip = arch::instruction_pointer(regs);
   arch::set_instruction_pointer(regs, arch::ftrace_pre_ip(site_addr));
   if (run_pre_handlers(*s, regs)) {
-    if (!kIpmodify) {
-      // Without IPMODIFY the redirect is not ours to make (livepatch may own it).
-      arch::set_instruction_pointer(regs, orig_ip);
-      miss_all(*s, OKP_MISS_IPMODIFY);
-    }
+    // The handler set the ip it wants: obeyed with or without IPMODIFY, as the kernel's
+    // kprobes obey it on an entry they serve through ftrace (docs/api.md, "Changing the
+    // instruction pointer").
     close_first_frame(cpu);
     return;
   }

@@ -302,6 +302,10 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
   kp->okp_core = rec;
   kp->addr = reinterpret_cast<okp_kprobe_opcode_t*>(addr);
   if (site->ftrace) kp->flags |= OKP_KPROBE_FLAG_FTRACE;
+  // As the kernel's kprobes mark it (bpf_get_func_ip() reads it): the function's first
+  // instruction, after its landing pad.
+  if (info.func_start && addr == arch::skip_landing_pad(info.func_start, info.func_start))
+    kp->flags |= OKP_KPROBE_FLAG_ON_FUNC_ENTRY;
   update_site(lock, *site);
   if (site->live() || disabled(kp) || !settings().armed()) {
     refresh_reason(lock, *site, kp);

@@ -38,9 +38,9 @@ void Registry::show_probes(void (*emit)(void*, const char*), void* ctx) {
       // (disabled) or the probed code (fault): an admin sees the split the struct has. Shown
       // only once there is a miss, so that a probe without one keeps its short line.
       okp_seam_format(counts, sizeof(counts),
-                      " missed_reentry=%lu missed_disabled=%lu missed_fault=%lu missed_ipmodify=%lu",
+                      " missed_reentry=%lu missed_disabled=%lu missed_fault=%lu",
                       kp->nmissed_by[OKP_MISS_REENTRY], kp->nmissed_by[OKP_MISS_DISABLED],
-                      kp->nmissed_by[OKP_MISS_FAULT], kp->nmissed_by[OKP_MISS_IPMODIFY]);
+                      kp->nmissed_by[OKP_MISS_FAULT]);
     okp_seam_format(line, sizeof(line), "%016lx  %c  %s+%#lx%s%s hits=%lu nmissed=%lu%s%s", s.addr,
                     ret ? 'r' : 'k', s.place.symbol, s.place.offset, modpart, flags, kp->nhit, kp->nmissed,
                     counts, why);

@@ -209,8 +209,8 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
   }
   if (!rp) return refuse(nullptr, Errno::kInval, "NULL return probe");
   if (pool_of(rp)) return refuse(rp, Errno::kExist, "this okp_kretprobe is already registered");
-  if (rp->data_size > 4096)
-    return refuse(rp, Errno::kInval, "data_size over 4096 bytes per instance");
+  if (rp->data_size > OKP_KRETPROBE_MAX_DATA_SIZE)
+    return refuse(rp, Errno::k2Big, "data_size over 4096 bytes per instance (KRETPROBE_MAX_DATA_SIZE)");
   const unsigned int want = rp->maxactive > 0 ? static_cast<unsigned int>(rp->maxactive)
                                               : default_maxactive();
   if (want > arch::kReturnStubs) {

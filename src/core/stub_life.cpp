@@ -173,6 +173,15 @@ extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, 
   return ret_addr;
 }
 
+// Whether addr is where one of the return stubs starts: what a diverted return-address slot
+// holds (is_kretprobe_trampoline()'s question, one address per stub).
+extern "C" OKP_HIT_PATH int okp_core_is_return_stub(unsigned long addr) {
+  const okp_addr_t base = arch::return_stub_address(0);
+  return arch::kReturnStubs != 0 && addr >= base &&
+         addr < base + arch::kReturnStubs * arch::kReturnStubSize &&
+         (addr - base) % arch::kReturnStubSize == 0;
+}
+
 extern "C" OKP_HIT_PATH unsigned long okp_core_kretprobe_find_ret_addr(void* task, unsigned long addr) {
   const okp_addr_t base = arch::return_stub_address(0);
   if (arch::kReturnStubs == 0 || addr < base ||

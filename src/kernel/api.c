@@ -156,6 +156,13 @@ unsigned long okp_kretprobe_find_ret_addr(void *task, unsigned long addr)
 }
 EXPORT_SYMBOL_GPL(okp_kretprobe_find_ret_addr);
 
+bool okp_is_kretprobe_trampoline(unsigned long addr)
+{
+	return okp_core_is_return_stub(addr);
+}
+EXPORT_SYMBOL_GPL(okp_is_kretprobe_trampoline);
+NOKPROBE_SYMBOL(okp_is_kretprobe_trampoline);
+
 /* okprobes addition for tests: return stubs in use now, over all probes. */
 unsigned long okp_return_stubs_in_use(void)
 {

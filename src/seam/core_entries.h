@@ -69,6 +69,7 @@ void okp_core_unregister_kretprobe(struct okp_kretprobe *rp);
 void okp_core_unregister_kretprobes(struct okp_kretprobe **rps, int num);
 int okp_core_set_kretprobe_disabled(struct okp_kretprobe *rp, int disabled);
 unsigned long okp_core_kretprobe_find_ret_addr(void *task, unsigned long addr);
+int okp_core_is_return_stub(unsigned long addr);
 unsigned long okp_core_return_stubs_in_use(void);
 /* A task is being freed (RCU read side held): reclaim the instances its frames still hold. */
 void okp_core_on_task_free(void *task);

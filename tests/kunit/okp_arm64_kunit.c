@@ -402,7 +402,8 @@ static void okp_a64_ftrace_entry(struct kunit *test)
 	okp_unregister_kprobe(&p->kp);
 }
 
-/* On the ftrace site a redirect needs IPMODIFY: with it, the call goes to the other function. */
+/* On the ftrace site a redirect sends the call to the other function, with IPMODIFY and
+ * without it (as the kernel's kprobes obey a redirect: docs/api.md). */
 static void okp_a64_ftrace_redirect(struct kunit *test)
 {
 	struct okp_a64_entry_probe *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
@@ -415,6 +416,16 @@ static void okp_a64_ftrace_redirect(struct kunit *test)
 	KUNIT_ASSERT_EQ_MSG(test, okp_register_kprobe(&p->kp), 0, "%s", okp_kprobe_reason(&p->kp));
 	KUNIT_EXPECT_EQ(test, okp_a64_c_add(5, 7), -5L);
 	KUNIT_EXPECT_EQ(test, p->pre, 1U);
+	okp_unregister_kprobe(&p->kp);
+	KUNIT_EXPECT_EQ(test, okp_a64_c_add(5, 7), 19L);
+
+	p->kp.addr = NULL;
+	p->kp.flags = 0;
+	p->pre = 0;
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kprobe(&p->kp), 0, "%s", okp_kprobe_reason(&p->kp));
+	KUNIT_EXPECT_EQ(test, okp_a64_c_add(5, 7), -5L);
+	KUNIT_EXPECT_EQ(test, p->pre, 1U);
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
 	okp_unregister_kprobe(&p->kp);
 	KUNIT_EXPECT_EQ(test, okp_a64_c_add(5, 7), 19L);
 }

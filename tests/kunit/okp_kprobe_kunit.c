@@ -82,6 +82,10 @@ static void okp_kprobe_args_breakpoint(struct kunit *test)
 	/* Registered at sym+0: placed after the landing pad, which must stay. */
 	KUNIT_EXPECT_PTR_EQ(test, (const u8 *)p->kp.addr, entry);
 	KUNIT_EXPECT_EQ(test, p->kp.flags & OKP_KPROBE_FLAG_FTRACE, 0U);
+	KUNIT_EXPECT_FALSE(test, okp_kprobe_ftrace(&p->kp));
+	/* The function's entry, as the kernel's kprobes mark it (KPROBE_FLAG_ON_FUNC_ENTRY). */
+	KUNIT_EXPECT_EQ(test, p->kp.flags & OKP_KPROBE_FLAG_ON_FUNC_ENTRY,
+			(unsigned int)OKP_KPROBE_FLAG_ON_FUNC_ENTRY);
 	KUNIT_EXPECT_EQ(test, okp_t_byte(entry), (u8)OKP_T_INT3);
 	r = fn(okp_t_argv[0], okp_t_argv[1], okp_t_argv[2], okp_t_argv[3], okp_t_argv[4],
 	       okp_t_argv[5], okp_t_argv[6], okp_t_argv[7]);
@@ -103,6 +107,7 @@ static void okp_kprobe_args_ftrace(struct kunit *test)
 	p->read_args = true;
 	KUNIT_ASSERT_EQ(test, okp_t_register(p), 0);
 	KUNIT_EXPECT_EQ(test, p->kp.flags & OKP_KPROBE_FLAG_FTRACE, (unsigned int)OKP_KPROBE_FLAG_FTRACE);
+	KUNIT_EXPECT_TRUE(test, okp_kprobe_ftrace(&p->kp));
 	KUNIT_EXPECT_PTR_EQ(test, (const u8 *)p->kp.addr, okp_t_entry(okp_t_c_args));
 	r = okp_t_c_args_ptr(okp_t_argv[0], okp_t_argv[1], okp_t_argv[2], okp_t_argv[3],
 			     okp_t_argv[4], okp_t_argv[5], okp_t_argv[6], okp_t_argv[7]);
@@ -262,6 +267,8 @@ static void okp_kprobe_disable_single(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, okp_disable_kprobe(&p->kp), 0);
 	KUNIT_EXPECT_EQ(test, p->kp.flags & OKP_KPROBE_FLAG_DISABLED,
 			(unsigned int)OKP_KPROBE_FLAG_DISABLED);
+	KUNIT_EXPECT_TRUE(test, okp_kprobe_disabled(&p->kp));
+	KUNIT_EXPECT_FALSE(test, okp_kprobe_gone(&p->kp));
 	/* Alone and disabled: the breakpoint is gone, nothing is counted. */
 	KUNIT_EXPECT_EQ(test, okp_t_byte(insn), orig);
 	KUNIT_EXPECT_EQ(test, okp_t_riprel_load(2, 0), 2 + OKP_T_DATA);
@@ -271,6 +278,7 @@ static void okp_kprobe_disable_single(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, okp_enable_kprobe(&p->kp), 0);
 	KUNIT_EXPECT_EQ(test, p->kp.flags & OKP_KPROBE_FLAG_DISABLED, 0U);
+	KUNIT_EXPECT_FALSE(test, okp_kprobe_disabled(&p->kp));
 	KUNIT_EXPECT_EQ(test, okp_t_byte(insn), (u8)OKP_T_INT3);
 	KUNIT_EXPECT_EQ(test, okp_t_riprel_load(3, 0), 3 + OKP_T_DATA);
 	KUNIT_EXPECT_EQ(test, p->kp.nhit, 2UL);
@@ -582,7 +590,11 @@ static void okp_kprobe_pre_handler_skips(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, okp_t_skip(4, 0), 1005L);
 }
 
-/* On an ftrace site, a redirect needs OKP_KPROBE_FLAG_IPMODIFY; without it, it is undone. */
+/*
+ * On an ftrace site a redirect (non-zero return) is obeyed with or without
+ * OKP_KPROBE_FLAG_IPMODIFY, as the kernel's kprobes obey it; the flag only takes ftrace's
+ * exclusive IPMODIFY right, which an aggregate must agree on.
+ */
 static void okp_kprobe_ftrace_ipmodify(struct kunit *test)
 {
 	struct okp_t_probe *p = okp_t_new(test, 1, NULL, "okp_t_c_orig", 0, true, true);
@@ -593,6 +605,8 @@ static void okp_kprobe_ftrace_ipmodify(struct kunit *test)
 	p->kp.flags = OKP_KPROBE_FLAG_IPMODIFY;
 	KUNIT_ASSERT_EQ(test, okp_t_register(p), 0);
 	KUNIT_EXPECT_EQ(test, p->kp.flags & OKP_KPROBE_FLAG_FTRACE, (unsigned int)OKP_KPROBE_FLAG_FTRACE);
+	KUNIT_EXPECT_EQ(test, p->kp.flags & OKP_KPROBE_FLAG_ON_FUNC_ENTRY,
+			(unsigned int)OKP_KPROBE_FLAG_ON_FUNC_ENTRY);
 	KUNIT_EXPECT_EQ(test, okp_t_c_orig_ptr(3), 300L);
 	KUNIT_EXPECT_EQ(test, p->kp.nhit, 1UL);
 	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
@@ -605,17 +619,18 @@ static void okp_kprobe_ftrace_ipmodify(struct kunit *test)
 	okp_t_unregister(p);
 	KUNIT_EXPECT_EQ(test, okp_t_c_orig_ptr(3), 4L);
 
-	/* Without IPMODIFY: the function runs, the redirect is counted as a miss. */
+	/* Without IPMODIFY (a module ported from kprobes): the redirect is obeyed all the same. */
 	p->kp.flags = 0;
 	p->kp.addr = NULL;
 	okp_t_reset(p);
 	KUNIT_ASSERT_EQ(test, okp_t_register(p), 0);
-	KUNIT_EXPECT_EQ(test, okp_t_c_orig_ptr(3), 4L);
+	KUNIT_EXPECT_EQ(test, okp_t_c_orig_ptr(3), 300L);
 	KUNIT_EXPECT_EQ(test, p->obs.pre_calls, 1U);
 	KUNIT_EXPECT_EQ(test, p->obs.post_calls, 0U);
-	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 1UL);
-	KUNIT_EXPECT_EQ(test, p->kp.nmissed_by[OKP_MISS_IPMODIFY], 1UL);
+	KUNIT_EXPECT_EQ(test, p->kp.nhit, 1UL);
+	KUNIT_EXPECT_EQ(test, p->kp.nmissed, 0UL);
 	okp_t_unregister(p);
+	KUNIT_EXPECT_EQ(test, okp_t_c_orig_ptr(3), 4L);
 }
 
 /* A probe placed after an armed one in the same function: the decode sees through ours. */
@@ -634,6 +649,7 @@ static void okp_kprobe_after_armed_probe(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, okp_t_byte(entry), (u8)OKP_T_INT3);
 	KUNIT_ASSERT_EQ(test, okp_t_register(second), 0);
 	KUNIT_EXPECT_PTR_EQ(test, (const u8 *)second->kp.addr, entry + 3);
+	KUNIT_EXPECT_EQ(test, second->kp.flags & OKP_KPROBE_FLAG_ON_FUNC_ENTRY, 0U);
 	/* And a mid-instruction address behind it is still found out. */
 	KUNIT_EXPECT_EQ(test, okp_t_register(mid), -EILSEQ);
 	r = okp_t_args(okp_t_argv[0], okp_t_argv[1], okp_t_argv[2], okp_t_argv[3], okp_t_argv[4],

@@ -79,6 +79,7 @@ struct okp_rt_log {
 	unsigned int nentry, nreturn;
 	long retvals[OKP_RT_LOG];
 	unsigned long ret_ips[OKP_RT_LOG];
+	unsigned long retaddrs[OKP_RT_LOG];	/* okp_get_kretprobe_retaddr() */
 	bool data_mismatch;
 	bool skip_entries;	/* entry_handler returns 1 */
 };
@@ -113,6 +114,7 @@ static int okp_rt_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs
 		okp_rt.returns[i] = d->arg;
 		okp_rt.retvals[i] = regs_return_value(regs);
 		okp_rt.ret_ips[i] = instruction_pointer(regs);
+		okp_rt.retaddrs[i] = okp_get_kretprobe_retaddr(ri);
 	}
 	d->magic = 0;
 	return 0;
@@ -154,6 +156,9 @@ static void okp_kretprobe_pairs_and_values(struct kunit *test)
 		/* The handler's ip is the real return address: in this function, not a stub. */
 		KUNIT_EXPECT_EQ(test, okp_kretprobe_find_ret_addr(NULL, okp_rt.ret_ips[i]),
 				okp_rt.ret_ips[i]);
+		KUNIT_EXPECT_FALSE(test, okp_is_kretprobe_trampoline(okp_rt.ret_ips[i]));
+		/* get_kretprobe_retaddr()'s counterpart agrees with it. */
+		KUNIT_EXPECT_EQ(test, okp_rt.retaddrs[i], okp_rt.ret_ips[i]);
 	}
 	/* maxactive <= 0: max(10, 2 * possible CPUs). */
 	KUNIT_EXPECT_EQ(test, rp.maxactive, 0);
@@ -439,7 +444,33 @@ static void okp_kretprobe_stack_trace_mapping(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, okp_rt_call_site(2), 3L);
 	KUNIT_EXPECT_NE(test, okp_rt_raw_ret, real);
 	KUNIT_EXPECT_EQ(test, okp_rt_mapped_ret, real);
+	/* is_kretprobe_trampoline()'s counterpart: the stub is one, the real address is not. */
+	KUNIT_EXPECT_TRUE(test, okp_is_kretprobe_trampoline(okp_rt_raw_ret));
+	KUNIT_EXPECT_FALSE(test, okp_is_kretprobe_trampoline(real));
+	KUNIT_EXPECT_FALSE(test, okp_is_kretprobe_trampoline(okp_rt_raw_ret + 1));
 	okp_unregister_kretprobe(&rp);
+}
+
+/* data_size up to KRETPROBE_MAX_DATA_SIZE works; one byte more is -E2BIG, as in kprobes. */
+static void okp_kretprobe_data_size_limit(struct kunit *test)
+{
+	struct okp_kretprobe rp;
+
+	okp_rt_setup(&rp, okp_rt_mul3, 2);
+	rp.data_size = OKP_KRETPROBE_MAX_DATA_SIZE + 1;
+	KUNIT_EXPECT_EQ(test, okp_register_kretprobe(&rp), -E2BIG);
+	KUNIT_EXPECT_TRUE_MSG(test, strstr(okp_kprobe_reason(&rp.kp), "KRETPROBE_MAX_DATA_SIZE"),
+			      "reason: '%s'", okp_kprobe_reason(&rp.kp));
+	KUNIT_EXPECT_PTR_EQ(test, rp.okp_pool, NULL);
+
+	okp_rt_setup(&rp, okp_rt_mul3, 2);
+	rp.data_size = OKP_KRETPROBE_MAX_DATA_SIZE;
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kretprobe(&rp), 0, "%s", okp_kprobe_reason(&rp.kp));
+	KUNIT_EXPECT_EQ(test, okp_rt_mul3(2, 1), 7L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 1U);
+	KUNIT_EXPECT_FALSE(test, okp_rt.data_mismatch);
+	okp_unregister_kretprobe(&rp);
+	okp_rt_expect_stubs_free(test);
 }
 
 static void okp_kretprobe_batch(struct kunit *test)
@@ -540,6 +571,7 @@ static struct kunit_case okp_kretprobe_cases[] = {
 	KUNIT_CASE(okp_kretprobe_entry_handler_skips),
 	KUNIT_CASE(okp_kretprobe_enable_disable),
 	KUNIT_CASE(okp_kretprobe_stack_trace_mapping),
+	KUNIT_CASE(okp_kretprobe_data_size_limit),
 	KUNIT_CASE(okp_kretprobe_batch),
 	KUNIT_CASE_PARAM(okp_kretprobe_refusal, okp_rt_refusal_gen_params),
 	KUNIT_CASE(okp_kretprobe_already_registered),

@@ -158,10 +158,9 @@ static void rec_check_causes(const struct okp_kprobe *kp, const char *what, enum
 
 	for (i = 0; i < OKP_MISS_NR; i++)
 		sum += READ_ONCE(kp->nmissed_by[i]);
-	report(sum == READ_ONCE(kp->nmissed), "%s %s: nmissed %lu = sum by cause %lu (reentry %lu disabled %lu fault %lu ipmodify %lu)",
+	report(sum == READ_ONCE(kp->nmissed), "%s %s: nmissed %lu = sum by cause %lu (reentry %lu disabled %lu fault %lu)",
 	       what, kind_names[kind], kp->nmissed, sum, kp->nmissed_by[OKP_MISS_REENTRY],
-	       kp->nmissed_by[OKP_MISS_DISABLED], kp->nmissed_by[OKP_MISS_FAULT],
-	       kp->nmissed_by[OKP_MISS_IPMODIFY]);
+	       kp->nmissed_by[OKP_MISS_DISABLED], kp->nmissed_by[OKP_MISS_FAULT]);
 }
 
 /* --- self: the handler calls the probed function --- */

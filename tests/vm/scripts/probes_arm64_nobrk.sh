@@ -75,7 +75,7 @@ check "list is empty again" sh -c "[ ! -s $d/list ]"
 # an IPMODIFY probe's pc (tests/vm/modules/ftrace_regs.c).
 insmod /okp/okp_ftrace_regs.ko
 line=$(dmesg | grep OKP-FTREGS | tail -1); echo "$line"
-check "entry handlers: argument change, entry pc, IPMODIFY redirect, redirect undone without it" \
+check "entry handlers: argument change, entry pc, redirect with and without IPMODIFY" \
   sh -c "echo '$line' | grep -q 'OKP-FTREGS: PASS'"
 rmmod okp_ftrace_regs
 

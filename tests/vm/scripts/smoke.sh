@@ -32,5 +32,36 @@ check "okprobes logged its load" sh -c "dmesg | grep -q 'okprobes: loaded'"
 if lsmod | grep -q '^okprobes_hello'; then
   check "sample client linked against okprobes" sh -c "dmesg | grep -q 'okprobes_hello: linked against okprobes API'"
 fi
+# The kernel's samples/kprobes, unmodified, built against okprobes with kprobes_compat.h
+# (tests/compat): loaded at boot, each probes kernel_clone; a fork here must run their handlers.
+# blacklisted SYMBOL MODULE SOURCE: the symbol's address lies in a debugfs blacklist range of
+# that source ("0xSTART-0xEND<TAB>NAME<TAB>[SOURCE]").
+blacklisted() {
+  a=$(grep " $1	\[$2\]\$" /proc/kallsyms | head -1 | cut -d' ' -f1)
+  [ -n "$a" ] || return 1
+  grep -F "	[$3]" $d/blacklist | while IFS=- read -r lo rest; do
+    hi=${rest%%	*}
+    [ $((0x$a)) -ge $((lo)) ] && [ $((0x$a)) -lt $((hi)) ] && echo in
+  done | grep -q in
+}
+not_blacklisted() { grep -q " $1	\[$2\]\$" /proc/kallsyms && ! blacklisted "$@"; }
+if lsmod | grep -q '^kprobe_example'; then
+  sh -c 'exit 0'  # a fork: kernel_clone from a task with an mm (kretprobe_example skips kthreads)
+  check "kprobe_example (kprobes_compat.h) registered on kernel_clone" \
+    sh -c "dmesg | grep -q 'kprobe_init: Planted kprobe at'"
+  check "kprobe_example's pre handler ran" sh -c "dmesg | grep -q 'handler_pre: <kernel_clone> p->addr = '"
+  check "kprobe_example's post handler ran" sh -c "dmesg | grep -q 'handler_post: <kernel_clone> p->addr = '"
+  check "its __kprobes handler_pre is in okprobes' blacklist (.kprobes.text)" \
+    blacklisted handler_pre kprobe_example ".kprobes.text (__kprobes, __okp_kprobes)"
+fi
+if lsmod | grep -q '^kretprobe_example'; then
+  check "kretprobe_example (kprobes_compat.h) registered on kernel_clone" \
+    sh -c "dmesg | grep -q 'Planted return probe at kernel_clone'"
+  check "kretprobe_example's return handler ran" \
+    sh -c "dmesg | grep -Eq 'kernel_clone returned [0-9]+ and took [0-9]+ ns to execute'"
+  check "its NOKPROBE_SYMBOL(entry_handler) is in okprobes' blacklist" \
+    blacklisted entry_handler kretprobe_example OKP_NOKPROBE_SYMBOL
+  check "its unannotated kretprobe_exit is not" not_blacklisted kretprobe_exit kretprobe_example OKP_NOKPROBE_SYMBOL
+fi
 echo "1..$n"
 [ $failed = 0 ]

@@ -70,7 +70,7 @@ stress_check "return-probe stress: exact pairs, real results, exited tasks recla
 #    okprobes fills one from ftrace_regs (6.12: src/kernel/arch/riscv/ftrace_regs.c).
 insmod /okp/okp_ftrace_regs.ko
 line=$(dmesg | grep OKP-FTREGS | tail -1); echo "$line"
-check "entry handlers: argument change, entry pc, IPMODIFY redirect, redirect undone without it" \
+check "entry handlers: argument change, entry pc, redirect with and without IPMODIFY" \
   sh -c "echo '$line' | grep -q 'OKP-FTREGS: PASS'"
 rmmod okp_ftrace_regs
 
