@@ -27,7 +27,7 @@
 // preempted between the jump and the handlers may arrive after the probe was unregistered:
 // the core keeps the site (its probe list empty then: no handler runs) for as long as it
 // keeps the detour, until a tasks-RCU grace period after the jump is gone
-// (Registry::release_site), and the task resumes in the copy. The buffer is okprobes' own read-only
+// (JumpOptimizer::site_released), and the task resumes in the copy. The buffer is okprobes' own read-only
 // text (the slot area), written through the kernel's text patching: never writable and
 // executable at once.
 #pragma once

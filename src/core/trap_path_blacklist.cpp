@@ -18,8 +18,8 @@ struct KernelText {
   }
 };
 
-// Enough for every kernel measured (25 functions on Debian's stock 6.1, a few hundred with
-// lockdep); a kernel that reaches more has a trap path nobody should probe near anyway.
+// Far more than any kernel's trap path reaches (tens of functions, hundreds with lockdep); a
+// kernel that reaches more has a trap path nobody should probe near anyway.
 constexpr usize kMaxTrapPathFunctions = 4096;
 
 }  // namespace

@@ -43,8 +43,8 @@ int okp_register_kprobes(struct okp_kprobe **kps, int num)
 		 * Between two probes no lock is held and each registered one is whole: a quiescent
 		 * state for tasks-RCU (and, without preemption, for RCU). Otherwise the optimizer's
 		 * grace-period wait (synchronize_rcu_tasks(), synchronize_rcu_expedited()) lasts
-		 * until a batch of thousands returns (measured: a 5000-probe batch of 9 s under TCG
-		 * held a jump back for all of it). cond_resched() alone is no tasks-RCU quiescent
+		 * until a batch of thousands returns, holding every jump back for all of it
+		 * (tests/vm/scripts/batch_qs.sh checks it does not). cond_resched() alone is no tasks-RCU quiescent
 		 * state: a preemption is not a voluntary context switch.
 		 */
 		cond_resched_tasks_rcu_qs();

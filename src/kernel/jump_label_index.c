@@ -5,10 +5,9 @@
  *
  * Why: jump_label_text_reserved() walks all of vmlinux's jump table on every call, before it
  * looks at a module's, and on x86 decodes each entry's instruction to learn its size (2 or 5
- * bytes). okprobes asks at every registration and again for every detour region. Measured on
- * the x86_64 test kernel under QEMU TCG (1,536 vmlinux entries): 0.94 ms a call, three
- * quarters of the time a registration of 1000 jump-optimized probes took, the rest of the
- * text-ownership checks together 0.3 ms. vmlinux's table does not change after boot (entries
+ * bytes). okprobes asks at every registration and again for every detour region, so that
+ * walk would be most of what registering many jump-optimized probes costs (docs/reliability.md
+ * has the figures). vmlinux's table does not change after boot (entries
  * in init text, freed by then, are left out, as the kernel leaves them out once it runs), and
  * an entry's size never changes (a 2-byte nop becomes a 2-byte jmp): okprobes reads each once,
  * sorts them by address and answers by binary search. A module's table is short; it is walked

@@ -59,7 +59,7 @@ static const u8 opt_text[] = { 0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0x48, 0
 /*
  * Registration until optimized, reg_one_insn=1: the probes go on each copy's movl $0x2a,%ecx
  * (b9 2a 00 00 00, +10 from the first instruction), a region of one instruction, which
- * okprobes patches without grace periods (core/optimizer.cpp) and the kernel does not.
+ * okprobes patches without grace periods (core/optimizer/jump_optimizer.cpp) and the kernel does not.
  */
 static bool reg_one_insn;
 module_param(reg_one_insn, bool, 0444);

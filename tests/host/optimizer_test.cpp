@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-// The jump optimizer (core/optimizer.cpp) over the fake kernel of host_seam.cpp: a probe is
+// The jump optimizer (core/optimizer/jump_optimizer.cpp) over the fake kernel of host_seam.cpp: a probe is
 // queued when armed, the batch plans its detour, waits (unlocked) and patches the jump in two
 // stages; the detour's layout; hits through the detour and through the breakpoint while a
 // detour exists; unoptimizing by the sysctl; refusals with their reasons.

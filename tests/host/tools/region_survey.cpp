@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
       auto r = okp::x86::check_detour_region(fn, start + off, nullptr, 0);
       if (!r.is_error()) {
         ++ok;
-        if (r.value().count == 1) ++one_insn;  // patched without waiting (core/optimizer.cpp)
+        if (r.value().count == 1) ++one_insn;  // patched without waiting (core/optimizer/jump_optimizer.cpp)
         if (!indirect) ++kernel_ok;
         continue;
       }

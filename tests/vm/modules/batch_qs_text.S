@@ -3,7 +3,7 @@
  * The probe sites of okp_batch_qs (batch_qs.c), x86-64:
  *   okp_bqs_opt     returns x + 1; the probe goes on its `add` (+3 past an ENDBR), whose
  *                   5-byte region (add, mov) is two instructions, so making it a jump waits
- *                   for a tasks-RCU grace period (core/optimizer.cpp: must_wait)
+ *                   for a tasks-RCU grace period (core/optimizer/jump_optimizer.cpp: must_wait)
  *   okp_bqs_fn_<i>  OKP_BQS_SITES functions `mov %rdi,%rax; RET`, listed in okp_bqs_fns[];
  *                   the probes go on the RET (a branch: with a post_handler never optimized,
  *                   so the batch itself gives the optimizer nothing to do)

@@ -2,14 +2,14 @@
 /*
  * A jump over several instructions may only be written once no task can resume inside it:
  * one stopped at an instruction boundary strictly inside the region would come back to the
- * middle of the jump. The kernel's optimizer (and okprobes until now) proves that by waiting
- * for a tasks-RCU grace period, 116 ms of the 127 ms it took to optimize one probe on Debian's
- * stock kernel (docs/benchmarks.md). This file proves it directly instead: in stop_machine(),
+ * middle of the jump. The kernel's optimizer proves that by waiting for a tasks-RCU grace
+ * period, nearly all of what optimizing one probe costs (docs/benchmarks.md has the figures).
+ * This file proves it directly instead: in stop_machine(),
  * with every task off its CPU and its state saved, it reads every task's stack with the
  * reliable unwinder (as livepatch does to decide a task may switch) and looks for an address
  * inside a region.
  *
- * Why one look suffices (the invariant the core provides, core/optimizer.cpp): the caller has
+ * Why one look suffices (the invariant the core provides, core/optimizer/jump_optimizer.h): the caller has
  * published each region's copy and waited for an RCU grace period, so every breakpoint hit
  * since resumes in the copy, never inside the region, and no branch, return or exception fixup
  * of the function lands inside it (the region check). After that the set of contexts inside a
@@ -64,7 +64,7 @@
 
 /* Frames read per task: a deeper stack counts as unreadable (the caller then waits). */
 #define OKP_SNAPSHOT_DEPTH 128
-/* Tasks read in one stop_machine(): bounds the stall of every CPU (~5 us a task natively). */
+/* Tasks read in one stop_machine(): bounds the stall of every CPU (each task costs an unwind). */
 #define OKP_SNAPSHOT_MAX_TASKS 20000
 /* No region is longer: a 5-byte jump over instructions of at most 15 bytes. */
 #define OKP_SNAPSHOT_MAX_REGION 32

@@ -69,7 +69,7 @@ out:
 }
 
 /*
- * The jump optimizer's batches (core/optimizer.cpp): text_mutex is taken once for a batch,
+ * The jump optimizer's batches (core/optimizer/jump_optimizer.cpp): text_mutex is taken once for a batch,
  * each write is a text_poke, and one text_poke_sync per stage makes every CPU see them all.
  */
 void okp_seam_text_lock(void)
