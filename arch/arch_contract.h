@@ -5,7 +5,8 @@
 // that directory on the include path; an arch without a backend yet includes
 // arch/common/probe_arch_unsupported.h). The core includes this header, never an arch's own:
 // the checks below run for every arch's build, so a missing or mistyped piece fails there,
-// at the line that names it, not in some later use.
+// at the line that names it, not in some later use. An arch whose probes can become jumps to
+// detours adds the pieces of arch/jump_contract.h.
 //
 // Hit-path functions (marked [hit]) run in the breakpoint trap or a return stub with
 // interrupts or preemption off: no lock, no allocation, nothing that can fault unprotected.
@@ -31,12 +32,13 @@ namespace okp::arch::contract {
 template <typename A, typename B> struct Same { static constexpr bool value = false; };
 template <typename A> struct Same<A, A> { static constexpr bool value = true; };
 
+// The checks of a contract's pieces (this one, and arch/jump_contract.h's).
 #define OKP_ARCH_PROVIDES(piece, ...)                                            \
   static_assert(Same<decltype(&::okp::arch::piece), __VA_ARGS__>::value,         \
-                "every arch provides okp::arch::" #piece " as " #__VA_ARGS__)
+                "the arch must provide okp::arch::" #piece " as " #__VA_ARGS__)
 #define OKP_ARCH_CONSTANT(piece, ...)                                            \
   static_assert(Same<decltype(::okp::arch::piece), const __VA_ARGS__>::value,    \
-                "every arch provides constexpr okp::arch::" #piece " of type " #__VA_ARGS__)
+                "the arch must provide constexpr okp::arch::" #piece " of type " #__VA_ARGS__)
 
 // --- Types and sizes ---------------------------------------------------------------------
 // Plan: how one probed instruction runs under a breakpoint (decoded once, at registration).
@@ -120,8 +122,5 @@ OKP_ARCH_PROVIDES(direct_branch, ErrorOr<BranchStep> (*)(const u8*, usize, okp_a
 // has none: kTrailingDataWindow 0, nothing read).
 OKP_ARCH_CONSTANT(kTrailingDataWindow, usize);
 OKP_ARCH_PROVIDES(trailing_data_bytes, usize (*)(const u8*));
-
-#undef OKP_ARCH_PROVIDES
-#undef OKP_ARCH_CONSTANT
 
 }  // namespace okp::arch::contract

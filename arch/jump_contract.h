@@ -33,13 +33,6 @@
 
 namespace okp::arch::contract {
 
-#define OKP_ARCH_PROVIDES(piece, ...)                                            \
-  static_assert(Same<decltype(&::okp::arch::piece), __VA_ARGS__>::value,         \
-                "a jump-probe arch provides okp::arch::" #piece " as " #__VA_ARGS__)
-#define OKP_ARCH_CONSTANT(piece, ...)                                            \
-  static_assert(Same<decltype(::okp::arch::piece), const __VA_ARGS__>::value,    \
-                "a jump-probe arch provides constexpr okp::arch::" #piece " of type " #__VA_ARGS__)
-
 // --- Sizes ------------------------------------------------------------------------------------
 OKP_ARCH_CONSTANT(kMaxDetourSize, usize);  // bytes of slot-pool cells a detour takes
 static_assert(::okp::arch::kMaxDetourSize <= kDetourCapacity, "DetourPlan has no room");
@@ -78,8 +71,5 @@ OKP_ARCH_PROVIDES(switch_jumps, void (*)(JumpSwitch* batch, bool to_jump));
 // passed, no task was stopped strictly inside any of spans[0..n) nor in okprobes' slot area;
 // false proves nothing (the optimizer then waits for tasks-RCU).
 OKP_ARCH_PROVIDES(tasks_outside, bool (*)(okp_text_span* spans, usize n));
-
-#undef OKP_ARCH_PROVIDES
-#undef OKP_ARCH_CONSTANT
 
 }  // namespace okp::arch::contract
