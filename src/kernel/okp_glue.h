@@ -89,6 +89,16 @@ bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned
 /* symbol_lookup.c: a user's "name" or "module:name" to its one address; is addr text? */
 int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, size_t reason_len);
 bool okp_is_text(unsigned long addr);
+/*
+ * symbol_names.c: the length of name without its compiler clone suffixes (".isra.N",
+ * ".constprop.N", ".part.N", ".cold", ".llvm.N", chained), strlen(name) if it has none; *cold
+ * when one of them is ".cold". The edit distance of a and b if at most max, else max + 1
+ * (names longer than OKP_NEAR_MISS_MAX_LEN are never near).
+ */
+#define OKP_NEAR_MISS_MAX_LEN 96
+size_t okp_clone_stem_length(const char *name, bool *cold);
+unsigned int okp_edit_distance_within(const char *a, size_t alen, const char *b, size_t blen,
+				      unsigned int max);
 
 /* Slots live in okprobes' own text (arch/<arch>/slots.S): read-only and executable. */
 extern const char okp_slot_area_start[], okp_slot_area_end[];
