@@ -169,6 +169,9 @@ struct ProbeTable {
   usize next_refusal = 0;
 };
 
+// Whether create_site() registers a site or only tries one (debugfs explain).
+enum class SiteTrial : bool { kRegister, kDryRun };
+
 class Registry {
  public:
   ErrorOr<void> init();
@@ -210,6 +213,10 @@ class Registry {
   void show_probes(void (*emit)(void*, const char*), void* ctx);
   void show_blacklist(void (*emit)(void*, const char*), void* ctx);
   void show_refused(void (*emit)(void*, const char*), void* ctx);
+  // What registering a probe at symbol (or addr) + offset would do, without registering it:
+  // one line into out, the refusal's own reason if it would be refused (its errno returned),
+  // else how it would run (registry_explain.cpp).
+  int explain(const char* symbol, okp_addr_t addr, unsigned int offset, char* out, usize out_len);
   // A refusal made outside register_probe (return probes): kept for debugfs `refused` too.
   // Takes the registry lock; kp may be nullptr.
   void record_refusal(const okp_kprobe* kp, int err);
@@ -258,7 +265,11 @@ class Registry {
                              okp_text_info* info);
   ErrorOr<void> attach(Locked, okp_kprobe* kp, okp_addr_t addr, const okp_text_info& info,
                        bool* rollback);
-  ErrorOr<Site*> create_site(Locked, okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp);
+  // kDryRun: every check and plan of a registration, nothing written or published (explain);
+  // the site is the caller's to describe and discard_trial_site().
+  ErrorOr<Site*> create_site(Locked, okp_addr_t addr, const okp_text_info& info, okp_kprobe* kp,
+                             SiteTrial trial = SiteTrial::kRegister);
+  void discard_trial_site(Locked, Site& site);
   ErrorOr<void> arm(Locked, Site& site);
   void disarm(Locked, Site& site);
   void update_site(Locked, Site& site);  // re-derive boost and armed from the probes there

@@ -21,7 +21,8 @@ bool disabled(const okp_kprobe* kp) {
 }  // namespace
 
 ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_text_info& info,
-                                     okp_kprobe* kp) {
+                                     okp_kprobe* kp, SiteTrial trial) {
+  const bool dry_run = trial == SiteTrial::kDryRun;
   ProbeTable& t = table(lock);
   auto* site = make<Site>(Gfp::kKernel);
   if (!site) return Error(Errno::kNoMem, "out of memory");
@@ -53,7 +54,7 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
   if (ftrace_site) {
     site->ftrace = true;
     site->ipmodify = kp->flags & OKP_KPROBE_FLAG_IPMODIFY;
-    t.sites.insert(*site);
+    if (!dry_run) t.sites.insert(*site);
     return site;
   }
 
@@ -72,7 +73,8 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
   site->plan = plan.release_value();
   // A jump over addr would hide the breakpoint: that site goes back to its own breakpoint
   // before this one is read or armed.
-  if constexpr (arch::kJumpProbes) jump_optimizer().breakpoint_added(lock, addr);
+  if constexpr (arch::kJumpProbes)
+    if (!dry_run) jump_optimizer().breakpoint_added(lock, addr);
   usize len = arch::insn_length(site->plan);
   if (const char* owner = okp_seam_text_owner(addr, len)) {
     release_site(lock, *site);
@@ -99,7 +101,7 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
     recover_original(addr, original, len);
     u8 image[arch::kSlotSize];
     arch::build_slot(site->plan, addr, original, site->step_slot, false, image);
-    int err = okp_seam_patch_text(site->step_slot, image, nullptr, sizeof(image));
+    int err = dry_run ? 0 : okp_seam_patch_text(site->step_slot, image, nullptr, sizeof(image));
     if (!err && arch::boostable(site->plan)) {
       site->boost_slot = t.slots.allocate();
       if (site->boost_slot) {
@@ -111,7 +113,7 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
           site->boost_slot = 0;
         } else {
           arch::build_slot(site->plan, addr, original, site->boost_slot, true, image);
-          err = okp_seam_patch_text(site->boost_slot, image, nullptr, sizeof(image));
+          if (!dry_run) err = okp_seam_patch_text(site->boost_slot, image, nullptr, sizeof(image));
         }
       }
     }
@@ -120,7 +122,7 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
       return Error::formatted(Errno::kFault, "cannot write the out-of-line slot for %#lx", addr);
     }
   }
-  t.sites.insert(*site);
+  if (!dry_run) t.sites.insert(*site);
   return site;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/debug/okprobes/{list,enabled,blacklist,refused}, root-only.
+ * /sys/kernel/debug/okprobes/{list,enabled,blacklist,refused}, root-only (explain: explain.c).
  *
  * list, blacklist and refused are read through seq_file; the core produces their lines. enabled disarms/re-arms every probe
  * without touching each probe's own disabled state; anything but 0/1 is -EINVAL.
@@ -90,6 +90,7 @@ int okp_debugfs_init(void)
 	debugfs_create_file("enabled", 0600, dir, NULL, &okp_enabled_fops);
 	debugfs_create_file("blacklist", 0400, dir, NULL, &okp_blacklist_fops);
 	debugfs_create_file("refused", 0400, dir, NULL, &okp_refused_fops);
+	okp_explain_debugfs(dir);
 #ifdef OKP_JUMP_PROBES
 	okp_task_snapshot_debugfs(dir);	/* optimizer_waits */
 #endif

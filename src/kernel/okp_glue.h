@@ -89,6 +89,8 @@ bool okp_symbol_extent(unsigned long addr, char *name, size_t name_len, unsigned
 /* symbol_lookup.c: a user's "name" or "module:name" to its one address; is addr text? */
 int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, size_t reason_len);
 bool okp_is_text(unsigned long addr);
+/* explain.c: debugfs explain, a registration's verdict without registering. */
+void okp_explain_debugfs(struct dentry *dir);
 /*
  * symbol_names.c: the length of name without its compiler clone suffixes (".isra.N",
  * ".constprop.N", ".part.N", ".cold", ".llvm.N", chained), strlen(name) if it has none; *cold

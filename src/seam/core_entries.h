@@ -23,6 +23,13 @@ void okp_core_unregister_kprobe(struct okp_kprobe *kp);
 void okp_core_unregister_kprobes(struct okp_kprobe **kps, int num);
 int okp_core_set_kprobe_disabled(struct okp_kprobe *kp, int disabled);
 void okp_core_refused_show(void (*emit)(void *ctx, const char *line), void *ctx);
+/*
+ * debugfs explain: what registering a probe at symbol ("[mod:]name", or NULL for addr) +
+ * offset would do, without registering: one line into out ("accepted ...: how it would run",
+ * or "refused ... (errno): the registration's reason"); returns 0 or that errno.
+ */
+int okp_core_explain(const char *symbol, okp_addr_t addr, unsigned int offset, char *out,
+		     unsigned long out_len);
 
 int okp_core_init(void);
 void okp_core_exit(void);

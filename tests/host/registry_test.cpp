@@ -312,3 +312,46 @@ TEST_F(Registry, SitesInARangeAreFoundByTheirPatchedBytes) {
 }
 
 }  // namespace
+
+// debugfs explain: a registration's verdict, word for word, with nothing written.
+TEST_F(Registry, ExplainGivesTheRegistrationsVerdictWithoutRegistering) {
+  char out[512];
+  auto explained = [&](const char* sym, unsigned int off) {
+    return okp_core_explain(sym, 0, off, out, sizeof(out));
+  };
+  const long patches = seam_counters().patches;
+  auto slots_in_use = [] {
+    okp::RegistryGuard guard;
+    return okp::registry().slots(guard).in_use();
+  };
+  const auto slots_before = slots_in_use();
+
+  okp_kprobe mid = probe("fake_add_one", 1);
+  EXPECT_EQ(explained("fake_add_one", 1), -84);
+  EXPECT_EQ(okp_core_register_kprobe(&mid), -84);
+  EXPECT_NE(std::string(out).find(mid.okp_reason), std::string::npos) << out;
+  EXPECT_EQ(std::string(out).rfind("refused fake_add_one+0x1 (-84): ", 0), 0u) << out;
+
+  EXPECT_EQ(explained("no_such_fake", 0), -2);
+  EXPECT_NE(std::string(out).find("no text symbol 'no_such_fake'"), std::string::npos) << out;
+
+  const okp_addr_t f = fake_function("fake_forbidden");
+  ASSERT_EQ(okp_core_blacklist_add(f, f + 3, "fake_forbidden", "trap path", nullptr), 0);
+  okp_kprobe bl = probe("fake_forbidden", 1);
+  EXPECT_EQ(explained("fake_forbidden", 1), -22);
+  EXPECT_EQ(okp_core_register_kprobe(&bl), -22);
+  EXPECT_NE(std::string(out).find(bl.okp_reason), std::string::npos) << out;
+
+  EXPECT_EQ(explained("fake_mul", 4), 0);  // imul: boosted
+  EXPECT_EQ(std::string(out).rfind("accepted fake_mul", 0), 0u) << out;
+  EXPECT_NE(std::string(out).find("boosted"), std::string::npos) << out;
+  EXPECT_EQ(seam_counters().patches, patches) << "explain wrote text";
+  EXPECT_EQ(slots_in_use(), slots_before) << "a trial kept its slots";
+  EXPECT_NE(std::string(out).find("; optimized: a jump over +0x4.."), std::string::npos) << out;
+
+  okp_kprobe kp = probe("fake_mul", 4);
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  EXPECT_EQ(explained("fake_mul", 4), 0);
+  EXPECT_NE(std::string(out).find("joins the probes already there"), std::string::npos) << out;
+  okp_core_unregister_kprobe(&kp);
+}

@@ -136,6 +136,81 @@ bool JumpOptimizer::site_released(Locked lock, Site& s) {
   return s.jump.had_detour;
 }
 
+// Why a planned detour cannot become a jump (true, the reason in why; *for_good false when
+// it may later): the plan's own refusal, or what its region covers. Shared by plan() and
+// explain(), so that debugfs explain gives a batch's reasons.
+bool JumpOptimizer::refuse_region(Locked lock, const Site& s,
+                                  const ErrorOr<arch::DetourPlan>& planned, char* why,
+                                  usize why_len, bool* for_good) {
+  const okp_addr_t func_start = s.addr - s.place.offset;
+  const unsigned long at = s.place.offset;
+  *for_good = true;
+  // A kernel kprobe the kernel optimized into a jump changes the bytes the plan decodes, and a
+  // plan that fails on them would blame the bytes: name the kernel's probe instead (any byte
+  // the longest region could reach).
+  const okp_addr_t kernel_kp =
+      planned.is_error() ? okp_seam_kernel_kprobe_in(s.addr + 1, kRegionReach - 1) : 0;
+  if (kernel_kp) {
+    okp_seam_format(why, why_len, "not optimized: kernel kprobe at +%#lx (possibly optimized "
+                    "into a jump) where the region would be", kernel_kp - func_start);
+    return true;
+  }
+  if (planned.is_error()) {
+    copy_string(why, why_len, planned.error().reason());
+    return true;
+  }
+  const arch::DetourPlan& plan = planned.value();
+  const okp_addr_t end = s.addr + plan.region_length;
+  const unsigned long last = at + plan.region_length - 1;
+  const Site* inner = nullptr;
+  for (okp_addr_t a = s.addr + 1; a < end && !inner; ++a) inner = registry().site_at(lock, a);
+  const okp_addr_t ftrace_site = okp_seam_ftrace_site_in(s.addr, plan.region_length);
+  if (inner) {
+    *for_good = false;  // until that probe goes
+    okp_seam_format(why, why_len, "not optimized: the probe at +%#lx is inside the region "
+                    "+%#lx..+%#lx", inner->place.offset, at, last);
+  } else if (ftrace_site) {
+    okp_seam_format(why, why_len, "not optimized: the ftrace call at +%#lx is inside the "
+                    "region +%#lx..+%#lx", ftrace_site - func_start, at, last);
+  } else if (const okp_addr_t kk = okp_seam_kernel_kprobe_in(s.addr, plan.region_length)) {
+    okp_seam_format(why, why_len, "not optimized: kernel kprobe at +%#lx inside the region "
+                    "+%#lx..+%#lx", kk - func_start, at, last);
+  } else if (const char* owner = okp_seam_text_owner(s.addr, plan.region_length)) {
+    okp_seam_format(why, why_len, "not optimized: the region +%#lx..+%#lx holds text "
+                    "owned by: %s", at, last, owner);
+  } else if (const BlacklistEntry* b = registry().blacklisted(lock, s.addr, plan.region_length)) {
+    okp_seam_format(why, why_len, "not optimized: the region +%#lx..+%#lx overlaps "
+                    "blacklisted %s", at, last, b->symbol);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void JumpOptimizer::explain(Locked lock, const Site& s, char* out, usize out_len) {
+  if (const char* why = blocker(lock, s)) {
+    copy_string(out, out_len, why);
+    return;
+  }
+  SlotPool<arch::kSlotSize>& slots = registry().slots(lock);
+  const okp_addr_t detour = slots.allocate(arch::kMaxDetourSize);
+  if (!detour) {
+    okp_seam_format(out, out_len, "not optimized: all %lu slot cells are in use",
+                    static_cast<unsigned long>(slots.capacity()));
+    return;
+  }
+  // Planned as for a probe without a post handler; nothing is written, the cells go back.
+  auto planned = arch::plan_detour(s.addr, s.addr - s.place.offset, s.place.func_size,
+                                   recover_original_text, detour, false,
+                                   reinterpret_cast<okp_addr_t>(&s));
+  bool for_good = true;
+  if (!refuse_region(lock, s, planned, out, out_len, &for_good))
+    okp_seam_format(out, out_len, "optimized: a jump over +%#lx..+%#lx (%u instructions)",
+                    s.place.offset, s.place.offset + planned.value().region_length - 1,
+                    static_cast<unsigned>(planned.value().region_insns));
+  slots.release(detour, arch::kMaxDetourSize);
+}
+
 // Step 1 for one site: plan, write and publish its detour. False: not now (the reason is
 // set; cannot_optimize when it never will be).
 bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
@@ -172,40 +247,9 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
                                    j.detour, any_post, reinterpret_cast<okp_addr_t>(&s));
   char why[OKP_REASON_MAX] = "";
   bool for_good = true;
-  // A kernel kprobe the kernel optimized into a jump changes the bytes the plan decodes, and a
-  // plan that fails on them would blame the bytes: name the kernel's probe instead (any byte
-  // the longest region could reach).
-  const okp_addr_t kernel_kp =
-      planned.is_error() ? okp_seam_kernel_kprobe_in(s.addr + 1, kRegionReach - 1) : 0;
-  if (kernel_kp) {
-    okp_seam_format(why, sizeof(why), "not optimized: kernel kprobe at +%#lx (possibly optimized "
-                    "into a jump) where the region would be", kernel_kp - func_start);
-  } else if (planned.is_error()) {
-    copy_string(why, sizeof(why), planned.error().reason());
-  } else {
+  if (!refuse_region(lock, s, planned, why, sizeof(why), &for_good)) {
     const arch::DetourPlan& plan = planned.value();
-    const okp_addr_t end = s.addr + plan.region_length;
-    const unsigned long last = at + plan.region_length - 1;
-    const Site* inner = nullptr;
-    for (okp_addr_t a = s.addr + 1; a < end && !inner; ++a) inner = registry().site_at(lock, a);
-    const okp_addr_t ftrace_site = okp_seam_ftrace_site_in(s.addr, plan.region_length);
-    if (inner) {
-      for_good = false;  // until that probe goes
-      okp_seam_format(why, sizeof(why), "not optimized: the probe at +%#lx is inside the region "
-                      "+%#lx..+%#lx", inner->place.offset, at, last);
-    } else if (ftrace_site) {
-      okp_seam_format(why, sizeof(why), "not optimized: the ftrace call at +%#lx is inside the "
-                      "region +%#lx..+%#lx", ftrace_site - func_start, at, last);
-    } else if (const okp_addr_t kk = okp_seam_kernel_kprobe_in(s.addr, plan.region_length)) {
-      okp_seam_format(why, sizeof(why), "not optimized: kernel kprobe at +%#lx inside the region "
-                      "+%#lx..+%#lx", kk - func_start, at, last);
-    } else if (const char* owner = okp_seam_text_owner(s.addr, plan.region_length)) {
-      okp_seam_format(why, sizeof(why), "not optimized: the region +%#lx..+%#lx holds text "
-                      "owned by: %s", at, last, owner);
-    } else if (const BlacklistEntry* b = registry().blacklisted(lock, s.addr, plan.region_length)) {
-      okp_seam_format(why, sizeof(why), "not optimized: the region +%#lx..+%#lx overlaps "
-                      "blacklisted %s", at, last, b->symbol);
-    } else if (okp_seam_read_nofault(s.original + 1, s.addr + 1, plan.jump_size - 1)) {
+    if (okp_seam_read_nofault(s.original + 1, s.addr + 1, plan.jump_size - 1)) {
       okp_seam_format(why, sizeof(why), "not optimized: cannot read the text at %#lx", s.addr);
     } else if (okp_seam_patch_text(j.detour, plan.image, nullptr, plan.size)) {
       okp_seam_format(why, sizeof(why), "not optimized: cannot write the detour at %#lx",

@@ -50,6 +50,9 @@ class JumpOptimizer {
   [[nodiscard]] bool site_released(Locked, Site& site);
   // Why the site is not a jump ("" when it is, or may become one).
   const char* not_optimized(Locked, const Site& site) const;
+  // Whether a trial site (Registry::explain, never published) would become a jump, planned as
+  // a batch would plan it: "optimized: ..." or the batch's "not optimized: ..." into out.
+  void explain(Locked, const Site& site, char* out, usize out_len);
 
   // --- Entry points (no lock held) ---
   // sysctl debug.okprobes-optimization changed: unoptimize every site (one batch) or queue
@@ -65,6 +68,8 @@ class JumpOptimizer {
   void set_not_optimized(Locked, Site& site, const char* why);
   void sync_optimized_flags(Locked, Site& site);
   [[nodiscard]] bool plan(Locked, Site& site, bool any_post);
+  bool refuse_region(Locked, const Site& site, const ErrorOr<arch::DetourPlan>& planned,
+                     char* why, usize why_len, bool* for_good);
   void forget_detour(Locked, Site& site);
   void wait_until_outside_regions(u32 stamp);
   void switch_jumps(Locked, Site* batch, bool to_jump);
