@@ -313,6 +313,108 @@ if [ "$arch" = aarch64 ]; then
   rmmod okp_target
 fi
 
+# 3e. Symbols as users name them (symbol_lookup.c): okp_target's functions GCC cloned
+# (target_clones.c) by their source names, two clones of one name refused with both named, and
+# an unknown name refused with the nearest ("did you mean").
+insmod /okp/okp_target.ko
+reason_of() { sed -n "s/^$1	-*[0-9]*	//p" $d/refused | tail -1; }
+if grep -q ' okp_target_scaled\.constprop\.0	\[okp_target\]' /proc/kallsyms; then
+  check "a .constprop clone registers by its source name (okp_target_scaled)" \
+    insmod /okp/okprobe_example.ko symbol=okp_target_scaled
+  check "list names the clone: okp_target_scaled.constprop.0" \
+    grep -q ' okp_target_scaled\.constprop\.0+0x[0-9a-f]* \[okp_target\]' $d/list
+  rmmod okprobe_example
+else
+  skip "a .constprop clone registers by its source name" "the compiler made no okp_target_scaled.constprop.0 here"
+fi
+if grep -q ' okp_target_first\.isra\.0	\[okp_target\]' /proc/kallsyms; then
+  check "an .isra clone registers by its source name (okp_target_first)" \
+    insmod /okp/okprobe_example.ko symbol=okp_target_first
+  check "list names the clone: okp_target_first.isra.0" \
+    grep -q ' okp_target_first\.isra\.0+0x[0-9a-f]* \[okp_target\]' $d/list
+  rmmod okprobe_example
+else
+  skip "an .isra clone registers by its source name" "the compiler made no okp_target_first.isra.0 here"
+fi
+if [ "$(grep -c ' okp_target_twin\.[a-z]*\.0	\[okp_target\]' /proc/kallsyms)" = 2 ]; then
+  insmod /okp/okprobe_example.ko symbol=okp_target_twin 2>/dev/null
+  check "two clones of one name: refused with -EADDRNOTAVAIL, both named" sh -c \
+    "grep '^okp_target_twin+0x0	-99	.*ambiguous.*compiler clones' $d/refused | grep 'okp_target:okp_target_twin.isra.0@' | grep -q 'okp_target:okp_target_twin.constprop.0@'"
+else
+  skip "two clones of one name are refused" "the compiler did not clone both okp_target_twin here"
+fi
+insmod /okp/okprobe_example.ko symbol=okp_target:okp_target_scaled.isra.0 2>/dev/null
+check "a wrong clone suffix: refused, did you mean the clone there is" \
+  grep -q "^okp_target:okp_target_scaled.isra.0+0x0	-2	.*did you mean 'okp_target:okp_target_scaled\." $d/refused
+insmod /okp/okprobe_example.ko symbol=kernel_clnoe 2>/dev/null
+check "a typo: refused with -ENOENT, did you mean 'kernel_clone'" \
+  grep -q "^kernel_clnoe+0x0	-2	no text symbol 'kernel_clnoe'; did you mean 'kernel_clone'?" $d/refused
+check "... and the log line says so too" sh -c "dmesg | grep -q \"okprobes: refused probe at kernel_clnoe+0x0: .*did you mean 'kernel_clone'\""
+
+# 3f. debugfs explain: a registration's verdict without registering (registry_explain.cpp),
+# compared with real registrations on the same sites.
+explain() { echo "$1" > $d/explain 2>/dev/null; cat $d/explain; }
+matches() { echo "$1" | grep -Eq "$2"; }
+list_before=$(cat $d/list)
+for q in kernel_clone okp_target:okp_target_opt okp_target_opt+1 $trap_builtin; do
+  echo "# explain $q: $(explain $q)"  # what a reader of the log sees the file answer
+done
+check "explain: a function entry is accepted, through ftrace" matches "$(explain kernel_clone)" \
+  '^accepted kernel_clone\+0x[04] at 0x[0-9a-f]+: function entry through ftrace'
+check "... as registered ([FTRACE])" insmod /okp/okprobe_example.ko symbol=kernel_clone
+check "... (list: kernel_clone [FTRACE])" grep -Eq ' kernel_clone\+0x[04] \[FTRACE\] ' $d/list
+rmmod okprobe_example
+check "explain registers nothing (list unchanged)" is "$(cat $d/list)" "$list_before"
+check "explain finds a clone by its source name" matches "$(explain okp_target:okp_target_scaled)" \
+  '^accepted okp_target_scaled\.constprop\.0\+0x[04] \[okp_target\] at '
+check "explain gives the ambiguity's refusal" matches "$(explain okp_target_twin)" \
+  '^refused okp_target_twin\+0x0 \(-99\): .*ambiguous' 
+e=$(explain $trap_builtin); insmod /okp/okprobe_example.ko symbol=$trap_builtin 2>/dev/null
+check "explain: a blacklisted function refused with the registration's errno and reason" \
+  is "$e" "refused $trap_builtin+0x0 (-22): $(reason_of "$trap_builtin+0x0")"
+if [ -n "$jump_opt" ]; then
+  check "explain: okp_target_opt would be jump-optimized" matches "$(explain okp_target:okp_target_opt)" \
+    '^accepted okp_target_opt\+0x[04] \[okp_target\] at 0x[0-9a-f]+: breakpoint on lea, .*; optimized: a jump over \+0x[04]'
+  insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
+  check "... and registered, it is ([OPTIMIZED])" wait_list "$optimized"
+  rmmod okprobe_example
+fi
+# A sample of sites, every byte of two functions: explain's verdict (accepted, or refused with
+# an errno and reason) equals the registration's.
+for sym in okp_target_opt kernel_clone; do
+  off=0
+  while [ $off -lt 12 ]; do
+    e=$(explain "$sym+$off")
+    if insmod /okp/okprobe_example.ko symbol=$sym offset=$off post=0 2>/dev/null; then
+      rmmod okprobe_example
+      case "$e" in accepted*) echo "ok - explain $sym+$off: accepted, as registered" ;;
+        *) echo "not ok - explain $sym+$off said '$e', but it registered" ;; esac
+    else
+      r=$(grep "^$sym+0x$(printf %x $off)	" $d/refused | tail -1 | tr '\t' '|')
+      want="refused $sym+0x$(printf %x $off) ($(echo "$r" | cut -d'|' -f2)): $(echo "$r" | cut -d'|' -f3-)"
+      if [ "$e" = "$want" ]; then echo "ok - explain $sym+$off: refused as registered"
+      else echo "not ok - explain $sym+$off said '$e', the registration '$want'"; fi
+    fi
+    off=$((off + 1))
+  done
+done > /tmp/explain_sweep.tap
+tap_file /tmp/explain_sweep.tap
+check "the sample had refusals to compare ($(grep -c 'refused as registered' /tmp/explain_sweep.tap))" \
+  gt "$(grep -c 'refused as registered' /tmp/explain_sweep.tap)" 3
+# Bad requests: an error line and a failed write, never an oops (run-guest fails on one).
+check "explain: garbage is an error line" sh -c \
+  "! echo 'foo bar!' > $d/explain && grep -q '^error (-22): ' $d/explain"
+head -c 5000 /dev/zero | tr '\0' a > /tmp/huge
+check "explain: a 5000-byte line is an error line" sh -c \
+  "! cat /tmp/huge > $d/explain && grep -q '^error (-22): a request is at most' $d/explain"
+check "explain: a bad address is an error line" sh -c \
+  "! echo 0xzz > $d/explain && grep -q '^error (-22): the address is not' $d/explain"
+check "explain: an unknown module is refused as a registration would" sh -c \
+  "echo no_such_mod:foo > $d/explain && grep -q \"^refused no_such_mod:foo+0x0 (-2): no text symbol 'no_such_mod:foo'\" $d/explain"
+check "explain: an address that is not text is refused" sh -c \
+  "echo 0x10+4 > $d/explain && grep -q '^refused 0x10+0x4 (-22): 0*14 is not kernel or module text' $d/explain"
+rmmod okp_target
+
 # 4. The kernel's own kprobes beside okprobes.
 if [ -n "$kernel_kprobes" ]; then
 insmod /okp/okp_target.ko
