@@ -1,5 +1,7 @@
 # okprobes: top-level commands. See README.md.
 #   make [ARCH=x86_64|arm64|riscv] [KERNEL=debian|test|test-debug]   build okprobes.ko
+#   make KERNEL=host   build for the running kernel (/lib/modules/$(uname -r)/build)
+#   make install KERNEL=host   install it there (modules_install, as root)
 #   make run        build, boot a guest, load okprobes + the sample, show debugfs and hits
 #   make check      every test (host, builds, KUnit in guests, stock-kernel smoke)
 #   make stress     the reliability sweep over a large sample (docs/reliability.md)
@@ -10,6 +12,10 @@
 
 SHELL := /bin/bash
 OKP_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+# KERNEL=host: the running kernel, built natively (no cross compiler) for this machine's arch.
+ifeq ($(KERNEL),host)
+ARCH ?= $(shell uname -m)
+endif
 ARCH ?= x86_64
 OKP_ARCH := $(shell $(OKP_ROOT)/scripts/okp-arch $(ARCH))
 KERNEL ?= $(if $(filter x86_64,$(OKP_ARCH)),debian,test)
@@ -19,18 +25,21 @@ export OKP_CACHE
 # Overridable so two builds for one (arch, kernel) can run side by side.
 BUILD ?= $(OKP_ROOT)/build/$(OKP_ARCH)-$(KERNEL)
 OKP_KARCH := $(shell . $(OKP_ROOT)/scripts/lib.sh && kbuild_arch $(OKP_ARCH))
-OKP_CROSS := $(shell . $(OKP_ROOT)/scripts/lib.sh && cross_compile $(OKP_ARCH))
+OKP_CROSS := $(if $(filter host,$(KERNEL)),,$(shell . $(OKP_ROOT)/scripts/lib.sh && cross_compile $(OKP_ARCH)))
+# The set-up a build needs: everything for the guests and tests, or for KERNEL=host only the
+# compiler and Zydis (nothing once Zydis is cached).
+OKP_SETUP := $(OKP_ROOT)/scripts/setup $(if $(filter host,$(KERNEL)),--host-build)
 KMAKE = $(MAKE) -C "$$kdir" ARCH=$(OKP_KARCH) CROSS_COMPILE=$(OKP_CROSS) OKP_ROOT=$(OKP_ROOT) OKP_CACHE=$(OKP_CACHE)
 # Modules with C++ objects get no BTF: pahole (1.24, the one Debian's 6.12 kernel was built
 # with) cannot encode C++ DWARF (templates, rvalue references) and fails the link. Kernels
 # whose headers ship no vmlinux (6.1) skip module BTF anyway. Client modules in C keep theirs.
 OKP_NO_BTF := CONFIG_DEBUG_INFO_BTF_MODULES=
 
-.PHONY: all module samples kunit-module test-modules compat-modules print-kdir setup run check stress coverage host-test bench fuzz clean
+.PHONY: all module samples kunit-module test-modules compat-modules print-kdir setup install run check stress coverage host-test bench fuzz clean
 all: module samples
 
 setup:
-	@$(OKP_ROOT)/scripts/setup
+	@$(OKP_SETUP)
 
 # Objects go to a per-(arch, kernel) shadow tree of symlinks, so builds for several
 # kernels never overwrite each other's objects.
@@ -59,8 +68,16 @@ compat-modules: module
 	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
 	$(KMAKE) M=$(BUILD)/tests/compat OKPROBES=$(OKP_ROOT) KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
 
+# A query: installs nothing (scripts/kernel says what is missing).
 print-kdir:
-	@$(OKP_ROOT)/scripts/setup >&2 && $(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)
+	@$(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)
+
+# Into the running kernel's /lib/modules/$(uname -r)/updates (Kbuild's modules_install, depmod).
+install:
+	@[ "$(KERNEL)" = host ] || { echo "make install installs into this machine's kernel: use KERNEL=host" >&2; exit 1; }
+	@$(MAKE) --no-print-directory module
+	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
+	$(KMAKE) M=$(BUILD) INSTALL_MOD_DIR=updates modules_install
 
 host-test: setup
 	@cmake -S $(OKP_ROOT)/tests/host -B $(OKP_ROOT)/build/host -DOKP_CACHE=$(OKP_CACHE) >/dev/null && \
