@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/debug/okprobes/explain: write "[MOD:]SYM[+OFF]" or an address ("0xADDR[+OFF]"),
- * read back one line: whether a probe there would be accepted and how it would run, or the
- * refusal a registration would give, in its words (okp_core_explain: the registration's own
+ * /sys/kernel/debug/okprobes/explain: write "[MOD:]SYM[+OFF]" or an address ("0xADDR[+OFF]", or
+ * the bare hex digits /proc/kallsyms prints), read back one line: whether a probe there would
+ * be accepted and how it would run, or the refusal a registration would give, in its words (okp_core_explain: the registration's own
  * checks, nothing registered or written). Bad input gets an "error (errno): ..." line and the
  * write fails with that errno. Each open file keeps its answer; a new open starts with the
  * last answer given, so that `echo SYM > explain; cat explain` works from a shell.
@@ -32,7 +32,16 @@ struct okp_explain_file {
 
 static DEFINE_MUTEX(okp_explain_last_lock);
 static char okp_explain_last[OKP_EXPLAIN_ANSWER_MAX] =
-	"write [MOD:]SYM[+OFF] or 0xADDR[+OFF], then read: would a probe there be accepted, and how would it run\n";
+	"write [MOD:]SYM[+OFF] or 0xADDR[+OFF], then read: would a probe there be accepted, "
+	"and how would it run\n";
+
+/* The 16 (or 8) hex digits of an address as /proc/kallsyms prints it. */
+static bool okp_kallsyms_address(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return !s[n] && n == 2 * sizeof(long);
+}
 
 /* The request in s (modified in place): a symbol, or an address; 0 or -EINVAL with *why. */
 static int okp_explain_parse(char *s, const char **symbol, unsigned long *addr,
@@ -57,7 +66,7 @@ static int okp_explain_parse(char *s, const char **symbol, unsigned long *addr,
 			return -EINVAL;
 		}
 	}
-	if (!strncmp(s, "0x", 2)) {
+	if (!strncmp(s, "0x", 2) || okp_kallsyms_address(s)) {
 		if (kstrtoul(s, 16, addr)) {
 			*why = "the address is not a hexadecimal number";
 			return -EINVAL;
@@ -66,7 +75,8 @@ static int okp_explain_parse(char *s, const char **symbol, unsigned long *addr,
 	}
 	for (c = s; *c; c++) {
 		if (!isalnum(*c) && !strchr("_.:$-", *c)) {
-			*why = "a symbol is [MOD:]NAME of letters, digits and _ . $ (addresses start with 0x)";
+			*why = "a symbol is [MOD:]NAME of letters, digits and _ . $ "
+			       "(addresses start with 0x)";
 			return -EINVAL;
 		}
 	}

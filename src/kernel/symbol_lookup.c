@@ -3,7 +3,8 @@
  * From a name to an address: a user's symbol ("name" or "module:name"), every candidate
  * collected (the compiler's clones of a function too, when the name itself is not there), an
  * ambiguous one refused with its candidates, an unknown one with the nearest name; and the
- * vmlinux functions the core names (its trap-path rules). Also what counts as text a probe may name: vmlinux's or a module's.
+ * vmlinux functions the core names (its trap-path rules). Also what counts as text a probe
+ * may name: vmlinux's or a module's.
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -26,7 +27,7 @@ struct okp_lookup {
 	size_t name_len;
 	const char *module;	/* "mod" of "mod:name", or NULL */
 	struct okp_matches exact;
-	struct okp_matches clones;	/* name.isra.N, name.constprop.N, ...: the compiler's copies */
+	struct okp_matches clones;	/* name.isra.N, name.constprop.N, ...: compiler copies */
 	struct okp_matches cold;	/* name.cold, name.part.N.cold: only the unlikely part */
 };
 
@@ -157,7 +158,7 @@ static void okp_user_symbol_name(unsigned long addr, char *buf, size_t len)
 	char raw[KSYM_SYMBOL_LEN];
 	char *space, *module;
 
-	sprint_symbol_no_offset(raw, addr);	/* "name" or "name [mod]" (maybe "[mod buildid]") */
+	sprint_symbol_no_offset(raw, addr);	/* "name", "name [mod]" or "name [mod buildid]" */
 	space = strchr(raw, ' ');
 	if (!space || space[1] != '[') {
 		strscpy(buf, raw, len);
@@ -246,8 +247,8 @@ int okp_resolve_symbol(const char *symbol, unsigned long *addr, char *reason, si
 					 symbol, pick->count);
 		else
 			used = scnprintf(reason, reason_len,
-					 "'%s' is ambiguous (%u compiler clones, name one):", symbol,
-					 pick->count);
+					 "'%s' is ambiguous (%u compiler clones, name one):",
+					 symbol, pick->count);
 		okp_list_candidates(pick, reason, reason_len, used);
 		return -EADDRNOTAVAIL;
 	}

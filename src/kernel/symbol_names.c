@@ -47,7 +47,7 @@ size_t okp_clone_stem_length(const char *name, bool *cold)
 		size_t token = okp_clone_token(p + 1);
 
 		if (!token)
-			return strlen(name);	/* a dot that is not a clone marker: a plain name */
+			return strlen(name);	/* a dot of another kind: a plain name */
 		if (!strncmp(p + 1, "cold", 4))
 			*cold = true;
 		p += 1 + token;

@@ -411,6 +411,9 @@ check "explain: a bad address is an error line" sh -c \
   "! echo 0xzz > $d/explain && grep -q '^error (-22): the address is not' $d/explain"
 check "explain: an unknown module is refused as a registration would" sh -c \
   "echo no_such_mod:foo > $d/explain && grep -q \"^refused no_such_mod:foo+0x0 (-2): no text symbol 'no_such_mod:foo'\" $d/explain"
+addr_opt=$(sed -n 's/^\([0-9a-f]*\) [tT] okp_target_opt[[:space:]].*/\1/p' /proc/kallsyms)
+check "explain: an address as /proc/kallsyms prints it (okp_target_opt's)" \
+  matches "$(explain "$addr_opt")" '^accepted okp_target_opt\+0x[04] \[okp_target\] at '
 check "explain: an address that is not text is refused" sh -c \
   "echo 0x10+4 > $d/explain && grep -q '^refused 0x10+0x4 (-22): 0*14 is not kernel or module text' $d/explain"
 rmmod okp_target
