@@ -73,9 +73,11 @@ print-kdir:
 	@$(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)
 
 # Into the running kernel's /lib/modules/$(uname -r)/updates (Kbuild's modules_install, depmod).
+# Installs what `make KERNEL=host` built, building nothing (run as root: root's cache is not
+# the builder's).
 install:
 	@[ "$(KERNEL)" = host ] || { echo "make install installs into this machine's kernel: use KERNEL=host" >&2; exit 1; }
-	@$(MAKE) --no-print-directory module
+	@[ -f $(BUILD)/okprobes.ko ] || { echo "no $(BUILD)/okprobes.ko: run 'make KERNEL=host' first" >&2; exit 1; }
 	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
 	$(KMAKE) M=$(BUILD) INSTALL_MOD_DIR=updates modules_install
 
