@@ -189,6 +189,7 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
     const Site* inner = nullptr;
     for (okp_addr_t a = s.addr + 1; a < end && !inner; ++a) inner = registry().site_at(lock, a);
     const okp_addr_t ftrace_site = okp_seam_ftrace_site_in(s.addr, plan.region_length);
+    const usize bp_size = arch::breakpoint_of(s.plan).size;
     if (inner) {
       for_good = false;  // until that probe goes
       okp_seam_format(why, sizeof(why), "not optimized: the probe at +%#lx is inside the region "
@@ -205,13 +206,19 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
     } else if (const BlacklistEntry* b = registry().blacklisted(lock, s.addr, plan.region_length)) {
       okp_seam_format(why, sizeof(why), "not optimized: the region +%#lx..+%#lx overlaps "
                       "blacklisted %s", at, last, b->symbol);
-    } else if (okp_seam_read_nofault(s.original + 1, s.addr + 1, plan.jump_size - 1)) {
+    } else if (plan.jump_size > bp_size &&
+               okp_seam_read_nofault(s.original + bp_size, s.addr + bp_size,
+                                     plan.jump_size - bp_size)) {
       okp_seam_format(why, sizeof(why), "not optimized: cannot read the text at %#lx", s.addr);
     } else if (okp_seam_patch_text(j.detour, plan.image, nullptr, plan.size)) {
       okp_seam_format(why, sizeof(why), "not optimized: cannot write the detour at %#lx",
                       j.detour);
     } else {
-      registry().recover_original(s.addr + 1, s.original + 1, plan.jump_size - 1);
+      // The bytes past the breakpoint (x86-64: the jump is longer; arm64: both are one
+      // word, and the site's original word is already whole).
+      if (plan.jump_size > bp_size)
+        registry().recover_original(s.addr + bp_size, s.original + bp_size,
+                                    plan.jump_size - bp_size);
       j.region_length = plan.region_length;
       j.region_insns = plan.region_insns;
       for (usize i = 0; i < plan.jump_size; ++i) j.jump[i] = plan.jump[i];
