@@ -10,6 +10,8 @@ namespace {
 constexpr u32 kStpX0X30Push = 0xa9bf7be0;  // stp x0, x30, [sp, #-16]!
 constexpr u32 kLdpX0X30Pop = 0xa8c17be0;   // ldp x0, x30, [sp], #16
 constexpr u32 kBr = 0xd61f0000;            // br xn (n << 5)
+constexpr u32 kBlrX30 = 0xd63f03c0;        // blr x30
+constexpr u32 kNop = 0xd503201f;
 
 bool fits(i64 delta, unsigned bits) {  // a word offset in a signed field of bits
   const i64 words = delta >> 2;
@@ -40,11 +42,14 @@ class DetourWriter {
   }
   // ldr xt, =value (from the pool after the code).
   void load_literal(u8 rt, u64 value) {
-    if (literals_ == kMaxLiterals) {
+    usize i = 0;
+    while (i < literals_ && literal_[i] != value) ++i;
+    if (i == kMaxLiterals) {
       fail("not optimized: the relocated instruction does not fit the detour");
       return;
     }
-    const usize at = kLiteralStart + 8 * literals_++;
+    if (i == literals_) literal_[literals_++] = value;
+    const usize at = kLiteralStart + 8 * i;
     data(at, value);
     const i64 delta = static_cast<i64>(buffer_ + at) - static_cast<i64>(here());
     word(0x58000000u | word_field(delta, 19) << 5 | rt);
@@ -60,20 +65,22 @@ class DetourWriter {
   }
   // A way out of the copy to target: through the post entry first, when there is one.
   void exit_to(okp_addr_t target, okp_addr_t post_entry) {
-    if (post_entry) {
-      word(kStpX0X30Push);
-      call(post_entry);
-      word(kLdpX0X30Pop);
-    }
+    if (post_entry) call_entry(post_entry);
     branch(target);
   }
-  void call(okp_addr_t target) {
-    const u32 b = encode_b(here(), target);
-    if (!b) {
-      fail("not optimized: okprobes' detour entry is out of a bl's reach of its slot area");
-      return;
+  // stp x0, x30; bl entry (or, out of its reach, ldr x30, =entry; blr x30); ldp x0, x30: two
+  // words before the call either way, so the call's return address is where detour.h says.
+  void call_entry(okp_addr_t entry) {
+    word(kStpX0X30Push);
+    const u32 b = encode_b(here() + 4, entry);
+    if (b) {
+      word(kNop);
+      word(b | 0x80000000u);  // bl
+    } else {
+      load_literal(30, entry);
+      word(kBlrX30);
     }
-    word(b | 0x80000000u);  // bl
+    word(kLdpX0X30Pop);
   }
   void fail(const char* why) {
     if (!error_) error_ = why;
@@ -94,19 +101,15 @@ class DetourWriter {
     plan_.copy = buffer_ + kDetourCopyOffset;
     plan_.region_length = kInsnSize;
     plan_.region_insns = 1;
-    const u32 jump = encode_b(addr, buffer_ + kDetourCallOffset);
-    if (!jump)
-      return Error::formatted(Errno::kRange, "not optimized: the detour at %#lx is out of a b's "
-                              "reach (+-128 MiB) of the probe; no executable memory of okprobes' "
-                              "is nearer", buffer_);
+    const u32 jump = encode_b(addr, buffer_ + kDetourCallOffset);  // in reach: plan_detour
     for (usize i = 0; i < 4; ++i) plan_.jump[i] = static_cast<u8>(jump >> (8 * i));
     plan_.jump_size = kInsnSize;
     return plan_;
   }
 
   // The pool sits after the longest code a detour has, 8-aligned.
-  static constexpr usize kLiteralStart = kMaxDetourSize - 16;
-  static constexpr usize kMaxLiterals = 2;
+  static constexpr usize kMaxLiterals = 3;  // the entry, the post entry, one the copy loads
+  static constexpr usize kLiteralStart = kMaxDetourSize - 8 * kMaxLiterals;
 
  private:
   void put(usize at, u32 w) {
@@ -117,6 +120,7 @@ class DetourWriter {
   okp_addr_t buffer_;
   usize code_ = kDetourCallOffset;  // after the two data words
   usize literals_ = 0;
+  u64 literal_[kMaxLiterals] = {};
   const char* error_ = nullptr;
   okp_addr_t reach_target_ = 0;
 };
@@ -220,18 +224,19 @@ bool is_landing_pad(u32 insn) {
 
 ErrorOr<arch::DetourPlan> plan_detour(okp_addr_t addr, u32 insn, okp_addr_t buffer,
                                       const DetourEnv& env) {
-  if (is_landing_pad(insn))
+  if (env.bti && is_landing_pad(insn))
     return Error::formatted(Errno::kOpNotSupp, "not optimized: %#010x is a BTI landing pad "
                             "(an indirect branch lands here; a b is no landing pad)", insn);
+  if (!encode_b(addr, buffer + kDetourCallOffset))
+    return Error::formatted(Errno::kRange, "not optimized: the detour at %#lx is out of a b's "
+                            "reach (+-128 MiB) of the probe", buffer);
   auto planned = plan_insn(addr, insn);
   if (planned.is_error()) return planned.error();
   arch::DetourPlan plan;
   DetourWriter w(plan, buffer);
   w.data(0, addr);
   w.data(kDetourSiteOffset, env.post_entry ? kDetourHasPost : 0);
-  w.word(kStpX0X30Push);
-  w.call(env.entry);
-  w.word(kLdpX0X30Pop);
+  w.call_entry(env.entry);
   relocate(w, planned.value(), addr, insn, env);
   plan.post = env.post_entry != 0;
   return w.finish(addr);

@@ -9,19 +9,23 @@
 //              post entry (8 bytes)
 //   buffer+16  stp  x0, x30, [sp, #-16]!   the two registers the call below needs, on the
 //                                          probed code's stack (no red zone on arm64)
-//   buffer+20  bl   okp_detour_entry       saves a pt_regs, runs the pre handlers, restores
+//   buffer+20  nop                         (ldr x30, =okp_detour_entry where the entry is out
+//   buffer+24  bl   okp_detour_entry        of a bl's reach: blr x30; a detour near the
+//                                          kernel's text, text_padding.c)
+//                                          saves a pt_regs, runs the pre handlers, restores
 //                                          every other register and NZCV/DAIF from it, writes
 //                                          x0 and x30 from it into the pair, and returns here;
 //                                          or, when a handler changed pc, restores everything
 //                                          and erets there (src/kernel/arch/arm64/detour_entry.S)
-//   buffer+24  ldp  x0, x30, [sp], #16
-//   buffer+28  the copy: the instruction relocated, every way out of it a `b` (its target, or
+//   buffer+28  ldp  x0, x30, [sp], #16
+//   buffer+32  the copy: the instruction relocated, every way out of it a `b` (its target, or
 //              the next instruction); a breakpoint hit on a site whose detour is published
 //              resumes here too, with the probed code's registers.
 //   then       literals the copy loads (8-aligned)
 //
 // With post handlers every way out of the copy goes first through a post call:
-//              stp x0, x30, [sp, #-16]!; bl okp_detour_post_entry; ldp x0, x30, [sp], #16
+//              stp x0, x30, [sp, #-16]!; nop; bl okp_detour_post_entry; ldp x0, x30, [sp], #16
+//              (or ldr x30, =okp_detour_post_entry; blr x30 for the nop and the bl)
 //              b <where execution goes on>
 // The post entry returns to the ldp (its return address); the ip post handlers see is the
 // target of the `b` after it. Interrupts stay masked from the pre handlers to the post
@@ -38,8 +42,9 @@
 //                                  branch type does not match a callee's `bti c`)
 //   br, ret, anything else         copied as it is
 // A branch target the copy cannot reach (±128 MiB, ±1 MiB, ±32 KiB for the forms above from
-// the copy) is refused with a reason; so is a BTI landing pad (an indirect branch would land
-// on the `b`, which is no landing pad).
+// the copy) is refused with a reason; so is, where the kernel enforces BTI, a landing pad (an
+// indirect branch would land on the `b`, which is none). paciasp runs in the copy as at the
+// probe: it signs x30 with sp, and both are the probed code's there.
 //
 // Freestanding and independent of the build's arch: the host tests relocate on x86-64.
 #pragma once
@@ -52,9 +57,11 @@ namespace okp::arm64 {
 
 constexpr usize kDetourSiteOffset = 8;
 constexpr u64 kDetourHasPost = 1;
-constexpr usize kDetourCallOffset = 16;          // stp; bl; ldp
-constexpr usize kDetourCopyOffset = 28;
-constexpr usize kMaxDetourSize = 80;  // bytes of slot cells a detour takes (the longest: b.cond with post)
+constexpr usize kDetourCallOffset = 16;  // stp; nop or ldr; bl or blr; ldp
+constexpr usize kDetourCopyOffset = 32;
+// Bytes of slot cells a detour takes: the longest copy (b.cond with post: 11 words) and three
+// literals (the entries', one the copy loads).
+constexpr usize kMaxDetourSize = 104;
 static_assert(kMaxDetourSize <= arch::kDetourCapacity, "DetourPlan has no room for a detour");
 
 // What plan_detour needs of the kernel around it.

@@ -17,6 +17,11 @@ constexpr usize kMaxDetourSize = arm64::kMaxDetourSize;
 ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                                 RecoverFn recover, okp_addr_t buffer, bool with_post,
                                 okp_addr_t site);
+// b reaches +-128 MiB: from the probe to the detour, and from every word of it back.
+inline bool detour_reaches(okp_addr_t addr, okp_addr_t buffer) {
+  return arm64::encode_b(addr, buffer) && arm64::encode_b(addr, buffer + kMaxDetourSize) &&
+         arm64::encode_b(buffer, addr) && arm64::encode_b(buffer + kMaxDetourSize, addr);
+}
 // [hit] The site a detour serves, from its copy's address.
 inline okp_addr_t detour_site(okp_addr_t copy) { return arm64::detour_site(copy); }
 inline bool detour_has_post(okp_addr_t copy) { return arm64::detour_has_post(copy); }

@@ -74,6 +74,14 @@ void okp_seam_defer_optimizer(void);
 void okp_seam_flush_optimizer(void);
 void okp_seam_cancel_optimizer(void);
 
+/*
+ * Executable memory near the kernel's text that okprobes may put detours in, for sites its
+ * slot area is out of a jump's reach of: its start and *size, or 0 (none; x86-64's rel32
+ * reaches the slot area from all of the kernel's text). arm64: the padding the linker script
+ * leaves between the kernel's last code and _etext (mapped as kernel text, zero-filled, no
+ * symbol in it), written through the kernel's text patching. Registry init.
+ */
+okp_addr_t okp_seam_near_text_area(unsigned long *size);
 /* arm64: the kernel enforces BTI landing pads on its text (a br into a function's `bti c`
  * faults), so the detour relocates no blr into a br. */
 int okp_seam_kernel_bti(void);

@@ -15,7 +15,8 @@
  * x19 keeps the detour's return address across the call (it is saved in the frame and
  * restored last).
  *
- * Only ever reached by a bl from a detour: no BTI landing pad needed (a direct branch).
+ * Reached by a bl from a detour, or by a blr x30 from one out of a bl's reach (near the
+ * kernel's text): each starts with a BTI call landing pad (a hint where BTI is off).
  * .kprobes.text: the hit path, never probed (okprobes' text is blacklisted whole).
  */
 #include <linux/linkage.h>
@@ -92,6 +93,7 @@
 .endm
 
 SYM_CODE_START(okp_detour_entry)
+	hint	#34			/* bti c */
 	ldur	x0, [x30, #OKP_DETOUR_ADDR_FROM_RET]	/* the probe address, for the record */
 	okp_detour_save x0
 	add	x0, x19, #4		/* the copy: names the probe */
@@ -135,6 +137,7 @@ SYM_CODE_START(okp_detour_entry)
 SYM_CODE_END(okp_detour_entry)
 
 SYM_CODE_START(okp_detour_post_entry)
+	hint	#34			/* bti c */
 	okp_detour_save x30
 	mov	x0, x19			/* the post call's return address */
 	mov	x1, sp

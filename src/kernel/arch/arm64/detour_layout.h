@@ -14,7 +14,7 @@
 #define OKP_PT_PSTATE (33 * 8)
 #define OKP_PT_TAIL (34 * 8)		/* orig_x0 on: zeroed, as no syscall or exception */
 #define OKP_PSR_MODE_EL1H 5
-/* The detour's probe address, from the pre entry's return address (detour+24: detour.h). */
-#define OKP_DETOUR_ADDR_FROM_RET (-24)
+/* The detour's probe address, from the pre entry's return address (detour+28: detour.h). */
+#define OKP_DETOUR_ADDR_FROM_RET (-28)
 
 #endif /* OKP_ARM64_DETOUR_LAYOUT_H */

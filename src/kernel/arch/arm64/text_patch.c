@@ -66,10 +66,11 @@ const char *okp_arch_text_owner(okp_addr_t addr, unsigned long len)
 	return found ? "kernel kprobe" : NULL;
 }
 
+/* okprobes' own slots, or the detours it keeps in the kernel's text padding (text_padding.c). */
 static bool okp_in_slot_area(okp_addr_t addr, unsigned long len)
 {
-	return addr >= (okp_addr_t)okp_slot_area_start &&
-	       addr + len <= (okp_addr_t)okp_slot_area_end;
+	return (addr >= (okp_addr_t)okp_slot_area_start &&
+		addr + len <= (okp_addr_t)okp_slot_area_end) || okp_in_text_padding(addr, len);
 }
 
 /* One probe site's word, checked and written with every other CPU stopped. */
