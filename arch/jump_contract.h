@@ -50,6 +50,10 @@ OKP_ARCH_PROVIDES(plan_detour, ErrorOr<DetourPlan> (*)(okp_addr_t addr, okp_addr
                                                        okp_addr_t buffer, bool with_post,
                                                        okp_addr_t site));
 
+// Whether the jump at addr reaches a detour buffer at buffer, and the detour's way back reaches
+// addr's neighbourhood (the optimizer then looks for cells near the kernel's text instead).
+OKP_ARCH_PROVIDES(detour_reaches, bool (*)(okp_addr_t addr, okp_addr_t buffer));
+
 // --- 2. The detour's hit path [hit] -------------------------------------------------------------
 // The site argument of plan_detour, from the copy's address (the entry's return address).
 OKP_ARCH_PROVIDES(detour_site, okp_addr_t (*)(okp_addr_t copy));

@@ -9,6 +9,9 @@
 #include "core/settings.h"
 #include "core/string.h"
 #include "seam/core_entries.h"
+#ifdef OKP_JUMP_PROBES
+#include "seam/jump_services.h"  // the detour cells near the kernel's text
+#endif
 
 namespace okp {
 
@@ -42,6 +45,11 @@ ErrorOr<void> Registry::init() {
   okp_addr_t base = okp_seam_slot_area(&size);
   if (!base || size < arch::kSlotSize) return Error(Errno::kNoMem, "no slot area");
   table_.slots.init(base, size);
+#ifdef OKP_JUMP_PROBES
+  unsigned long near_size = 0;
+  if (const okp_addr_t near = okp_seam_near_text_area(&near_size))
+    table_.near_slots.init(near, near_size);
+#endif
   settings().armed_observer = [](bool) { registry().rearm_all(); };
   if constexpr (arch::kJumpProbes)
     settings().optimization_observer = [](bool on) { jump_optimizer().set_enabled(on); };
@@ -55,6 +63,9 @@ void Registry::collect_retired_slots() {
     RegistryGuard guard;
     ProbeTable& t = table(guard);
     sealed = t.slots.seal_retired();
+#ifdef OKP_JUMP_PROBES
+    sealed += t.near_slots.seal_retired();
+#endif
     sites = t.retired_sites;
     t.retired_sites = nullptr;
   }
@@ -63,6 +74,9 @@ void Registry::collect_retired_slots() {
   {
     RegistryGuard guard;
     table(guard).slots.free_sealed();
+#ifdef OKP_JUMP_PROBES
+    table(guard).near_slots.free_sealed();
+#endif
   }
   while (sites) {
     Site* next = sites->next_retired;

@@ -155,6 +155,12 @@ struct ProbeTable {
   // boosted slots and detours, which a preempted task may still be running, are retired and
   // freed by collect_retired_slots() after an RCU-tasks grace period.
   SlotPool<arch::kSlotSize> slots;
+#ifdef OKP_JUMP_PROBES
+  // Detour cells in executable memory near the kernel's text, for sites the slot area is out
+  // of a jump's reach of (arm64: the padding at the end of the kernel's text; empty where the
+  // arch has none). Retired and freed as the slots are.
+  SlotPool<arch::kSlotSize> near_slots;
+#endif
   // Released sites that had a detour: a task preempted in one of their detours (before the
   // detour entry disables preemption) reads the site when it resumes. Freed with the slots by
   // collect_retired_slots().
@@ -243,6 +249,9 @@ class Registry {
     });
   }
   SlotPool<arch::kSlotSize>& slots(Locked lock) { return table(lock).slots; }
+#ifdef OKP_JUMP_PROBES
+  SlotPool<arch::kSlotSize>& near_slots(Locked lock) { return table(lock).near_slots; }
+#endif
   const BlacklistEntry* blacklisted(Locked lock, okp_addr_t addr, usize len) const {
     return table(lock).blacklist.find(addr, len);
   }

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The seam of the jump optimizer (core/optimizer/), both ways, on an arch with jump probes
- * (OKP_JUMP_PROBES: x86-64). Implemented only under src/kernel/arch/x86/: text_patch.c
- * (batched patching), detour.c (the detours' entries, thunks, exception table),
- * task_snapshot.c (the task look), optimizer_work.c (the work item). An arch without jump
- * probes neither includes this header nor implements any of it.
+ * (OKP_JUMP_PROBES: x86-64, arm64). The work item is src/kernel/optimizer_work.c; the rest is
+ * the arch's, under src/kernel/arch/<arch>/:
+ *   x86-64: text_patch.c (batched patching), detour.c (the detours' entries, thunks,
+ *           exception table), task_snapshot.c (the task look);
+ *   arm64:  text_patch.c (one word per site), detour.c and detour_entry.S (the entries, BTI).
+ * A piece an arch's jump contract never calls (arm64: the task look, thunks, exception table)
+ * is not implemented there. An arch without jump probes neither includes this header nor
+ * implements any of it.
  */
 #ifndef OKP_SEAM_JUMP_SERVICES_H
 #define OKP_SEAM_JUMP_SERVICES_H
@@ -69,6 +73,18 @@ int okp_seam_extable_in(okp_addr_t start, okp_addr_t end, struct okp_extable_ent
 void okp_seam_defer_optimizer(void);
 void okp_seam_flush_optimizer(void);
 void okp_seam_cancel_optimizer(void);
+
+/*
+ * Executable memory near the kernel's text that okprobes may put detours in, for sites its
+ * slot area is out of a jump's reach of: its start and *size, or 0 (none; x86-64's rel32
+ * reaches the slot area from all of the kernel's text). arm64: the padding the linker script
+ * leaves between the kernel's last code and _etext (mapped as kernel text, zero-filled, no
+ * symbol in it), written through the kernel's text patching. Registry init.
+ */
+okp_addr_t okp_seam_near_text_area(unsigned long *size);
+/* arm64: the kernel enforces BTI landing pads on its text (a br into a function's `bti c`
+ * faults), so the detour relocates no blr into a br. */
+int okp_seam_kernel_bti(void);
 
 /* --- Kernel -> core (core/optimizer/). --- */
 

@@ -283,6 +283,12 @@ extern "C" okp_addr_t okp_seam_slot_area(unsigned long* size) {
   return reinterpret_cast<okp_addr_t>(okp_host::g_slots);
 }
 
+// No detour cells near the (fake) kernel's text: x86-64's rel32 reaches the slot area.
+extern "C" okp_addr_t okp_seam_near_text_area(unsigned long* size) {
+  *size = 0;
+  return 0;
+}
+
 extern "C" okp_addr_t okp_seam_ftrace_site(okp_addr_t) { return 0; }
 extern "C" okp_addr_t okp_seam_ftrace_site_in(okp_addr_t, unsigned long) { return 0; }
 extern "C" int okp_seam_ftrace_arm(okp_addr_t, int) { return -95; }

@@ -68,10 +68,49 @@ void JumpOptimizer::sync_optimized_flags(Locked, Site& s) {
 // still be in them) for a detour planned anew.
 void JumpOptimizer::forget_detour(Locked lock, Site& s) {
   __atomic_store_n(&s.detour_copy, 0, __ATOMIC_RELEASE);
-  registry().slots(lock).retire(s.jump.detour, arch::kMaxDetourSize);
+  retire_detour(lock, s.jump.detour);
   okp_seam_defer_slot_collection();
   s.jump.detour = 0;
   s.jump.planned_copy = 0;
+}
+
+// Cells for a detour the jump at addr reaches: okprobes' slot area first, else the cells near
+// the kernel's text. 0 with the reason when neither has any.
+// for_good: no cell of either pool would ever reach (not: all are in use now).
+okp_addr_t JumpOptimizer::allocate_detour(Locked lock, okp_addr_t addr, char* why, usize len,
+                                          bool* for_good) {
+  SlotPool<arch::kSlotSize>& slots = registry().slots(lock);
+  SlotPool<arch::kSlotSize>& near = registry().near_slots(lock);
+  const okp_addr_t own = slots.allocate(arch::kMaxDetourSize);
+  if (own && arch::detour_reaches(addr, own)) return own;
+  if (own) slots.release(own, arch::kMaxDetourSize);
+  const okp_addr_t nearby = near.allocate(arch::kMaxDetourSize);
+  if (nearby && arch::detour_reaches(addr, nearby)) return nearby;
+  if (nearby) near.release(nearby, arch::kMaxDetourSize);
+  *for_good = own && (!near.capacity() || nearby);
+  if (!own)
+    okp_seam_format(why, len, "not optimized: all %lu slot cells are in use",
+                    static_cast<unsigned long>(slots.capacity()));
+  else if (!near.capacity())
+    okp_seam_format(why, len, "not optimized: okprobes' slot area (%#lx) is out of a jump's "
+                    "reach of the probe, and there is no executable memory near the kernel's "
+                    "text to put its detour in", own);
+  else
+    okp_seam_format(why, len, "not optimized: okprobes' slot area (%#lx) and the %lu detour "
+                    "cells near the kernel's text (%s) are out of a jump's reach of the probe",
+                    own, static_cast<unsigned long>(near.capacity()),
+                    nearby ? "in reach of others" : "all in use");
+  return 0;
+}
+
+// A detour's cells go back to their pool (each ignores cells not its own).
+void JumpOptimizer::release_detour(Locked lock, okp_addr_t detour) {
+  registry().slots(lock).release(detour, arch::kMaxDetourSize);
+  registry().near_slots(lock).release(detour, arch::kMaxDetourSize);
+}
+void JumpOptimizer::retire_detour(Locked lock, okp_addr_t detour) {
+  registry().slots(lock).retire(detour, arch::kMaxDetourSize);
+  registry().near_slots(lock).retire(detour, arch::kMaxDetourSize);
 }
 
 void JumpOptimizer::site_updated(Locked lock, Site& s, bool any_post) {
@@ -130,7 +169,7 @@ void JumpOptimizer::probe_removed(Locked lock, okp_addr_t addr) {
 bool JumpOptimizer::site_released(Locked lock, Site& s) {
   // A task preempted between the jump and the handlers, or in the copy, may still be in it.
   if (s.jump.detour) {
-    registry().slots(lock).retire(s.jump.detour, arch::kMaxDetourSize);
+    retire_detour(lock, s.jump.detour);
     okp_seam_defer_slot_collection();
   }
   return s.jump.had_detour;
@@ -192,23 +231,18 @@ void JumpOptimizer::explain(Locked lock, const Site& s, char* out, usize out_len
     copy_string(out, out_len, why);
     return;
   }
-  SlotPool<arch::kSlotSize>& slots = registry().slots(lock);
-  const okp_addr_t detour = slots.allocate(arch::kMaxDetourSize);
-  if (!detour) {
-    okp_seam_format(out, out_len, "not optimized: all %lu slot cells are in use",
-                    static_cast<unsigned long>(slots.capacity()));
-    return;
-  }
+  bool for_good = false;
+  const okp_addr_t detour = allocate_detour(lock, s.addr, out, out_len, &for_good);
+  if (!detour) return;  // out says why
   // Planned as for a probe without a post handler; nothing is written, the cells go back.
   auto planned = arch::plan_detour(s.addr, s.addr - s.place.offset, s.place.func_size,
                                    recover_original_text, detour, false,
                                    reinterpret_cast<okp_addr_t>(&s));
-  bool for_good = true;
   if (!refuse_region(lock, s, planned, out, out_len, &for_good))
     okp_seam_format(out, out_len, "optimized: a jump over +%#lx..+%#lx (%u instructions)",
                     s.place.offset, s.place.offset + planned.value().region_length - 1,
                     static_cast<unsigned>(planned.value().region_insns));
-  slots.release(detour, arch::kMaxDetourSize);
+  release_detour(lock, detour);
 }
 
 // Step 1 for one site: plan, write and publish its detour. False: not now (the reason is
@@ -233,14 +267,15 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
     __atomic_store_n(&s.detour_copy, j.planned_copy, __ATOMIC_RELEASE);
     return true;
   }
-  SlotPool<arch::kSlotSize>& slots = registry().slots(lock);
-  if (!j.detour) j.detour = slots.allocate(arch::kMaxDetourSize);
   if (!j.detour) {
-    char why[OKP_REASON_MAX];
-    okp_seam_format(why, sizeof(why), "not optimized: all %lu slot cells are in use",
-                    static_cast<unsigned long>(slots.capacity()));
-    set_not_optimized(lock, s, why);
-    return false;
+    char why[OKP_REASON_MAX] = "";
+    bool for_good = false;
+    j.detour = allocate_detour(lock, s.addr, why, sizeof(why), &for_good);
+    if (!j.detour) {
+      j.cannot_optimize = for_good;
+      set_not_optimized(lock, s, why);
+      return false;
+    }
   }
   j.planned_for_post = any_post;
   auto planned = arch::plan_detour(s.addr, func_start, s.place.func_size, recover_original_text,
@@ -249,13 +284,19 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
   bool for_good = true;
   if (!refuse_region(lock, s, planned, why, sizeof(why), &for_good)) {
     const arch::DetourPlan& plan = planned.value();
-    if (okp_seam_read_nofault(s.original + 1, s.addr + 1, plan.jump_size - 1)) {
+    const usize bp_size = arch::breakpoint_of(s.plan).size;
+    if (plan.jump_size > bp_size &&
+        okp_seam_read_nofault(s.original + bp_size, s.addr + bp_size, plan.jump_size - bp_size)) {
       okp_seam_format(why, sizeof(why), "not optimized: cannot read the text at %#lx", s.addr);
     } else if (okp_seam_patch_text(j.detour, plan.image, nullptr, plan.size)) {
       okp_seam_format(why, sizeof(why), "not optimized: cannot write the detour at %#lx",
                       j.detour);
     } else {
-      registry().recover_original(s.addr + 1, s.original + 1, plan.jump_size - 1);
+      // The bytes past the breakpoint (x86-64: the jump is longer; arm64: both are one
+      // word, and the site's original word is already whole).
+      if (plan.jump_size > bp_size)
+        registry().recover_original(s.addr + bp_size, s.original + bp_size,
+                                    plan.jump_size - bp_size);
       j.region_length = plan.region_length;
       j.region_insns = plan.region_insns;
       for (usize i = 0; i < plan.jump_size; ++i) j.jump[i] = plan.jump[i];
@@ -271,7 +312,7 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
     }
   }
   // Never published: the cells may be reused at once.
-  slots.release(j.detour, arch::kMaxDetourSize);
+  release_detour(lock, j.detour);
   j.detour = 0;
   j.cannot_optimize = for_good;
   set_not_optimized(lock, s, why);

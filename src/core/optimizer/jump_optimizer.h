@@ -70,6 +70,9 @@ class JumpOptimizer {
   [[nodiscard]] bool plan(Locked, Site& site, bool any_post);
   bool refuse_region(Locked, const Site& site, const ErrorOr<arch::DetourPlan>& planned,
                      char* why, usize why_len, bool* for_good);
+  okp_addr_t allocate_detour(Locked, okp_addr_t addr, char* why, usize len, bool* for_good);
+  void release_detour(Locked, okp_addr_t detour);
+  void retire_detour(Locked, okp_addr_t detour);
   void forget_detour(Locked, Site& site);
   void wait_until_outside_regions(u32 stamp);
   void switch_jumps(Locked, Site* batch, bool to_jump);

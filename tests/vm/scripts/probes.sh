@@ -29,14 +29,14 @@ skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 # beside them is skipped, and okprobes must say at load that it is the only kprobes here.
 if [ -d /sys/kernel/debug/kprobes ]; then kernel_kprobes=1; else kernel_kprobes=; fi
 no_kprobes="no CONFIG_KPROBES in this kernel"
-# The architecture: jump optimization is x86-64's (an arm64 probe stays a BRK, its instruction
-# simulated in the trap or run from a slot, boosted or stepped), and the trap path has each
-# arch's names: x86-64 reaches okprobes from exc_int3 through notify_die, arm64 from el1_dbg
-# through the break-hook list (call_break_hook -> okp_brk_hook).
+# The architecture: both jump-optimize (x86-64: a jmp over a region of whole instructions,
+# arm64: one b over the probed instruction, relocated into the detour), and the trap path has
+# each arch's names: x86-64 reaches okprobes from exc_int3 through notify_die, arm64 from
+# el1_dbg through the break-hook list (call_break_hook -> okp_brk_hook).
 arch=$(uname -m)
 case $arch in
   aarch64)
-    jump_opt= no_jump="jump optimization is x86-64's: an arm64 probe stays a BRK (simulated, boosted or stepped)"
+    jump_opt=1 no_jump=
     trap_builtin=copy_from_kernel_nofault trap_walk=call_break_hook trap_entry=okp_brk_hook ;;
   *)
     jump_opt=1 no_jump=
@@ -124,7 +124,7 @@ check "probe on a module's text registers" insmod /okp/okprobe_example.ko symbol
 echo 5 > $call
 check "it counts exactly 5 hits for 5 calls" is "$(hits 'okp_target_[a-z]*')" 5
 check "the probed module still computes (24 + 1) * 2" is "$(cat $call)" 50
-check "list names the module" grep -q ' okp_target_[a-z]*+0x0 \[okp_target\] hits=5 ' $d/list
+check "list names the module" grep -Eq ' okp_target_[a-z]*\+0x0 \[okp_target\] (\[OPTIMIZED\] )?hits=5 ' $d/list
 rmmod okp_target
 check "after the module is unloaded the probe shows [GONE]" \
   grep -q 'okp_target_[a-z]*+0x0 \[okp_target\] \[GONE\].*reason="module okp_target was unloaded' $d/list
@@ -153,8 +153,8 @@ check "a return probe refused before its entry is placed is in debugfs refused t
 # 3c. Jump optimization: a probe without post_handler becomes a jump to a detour shortly after
 #     it registers; the sysctl takes it back to its breakpoint and again, with exact counts
 #     while it flips under load; the module unloads under an optimized probe; reasons.
-#     Without jump optimization (arm64) the same calls, flips, stack trace, post_handler and
-#     return probe run on the breakpoint, and only the [OPTIMIZED] checks are skipped.
+#     arm64's detour is one instruction: no wait (no optimizer_waits), and what a handler
+#     sees there is checked as its own (the stack past a leaf, the post ip).
 opt=/proc/sys/debug/okprobes-optimization
 call_opt=/sys/kernel/debug/okp_target/call_opt
 # Up to 20 s for list to match (the optimizer batches after a short delay, then waits for a
@@ -172,7 +172,10 @@ opt_check "it is jump-optimized shortly after ([OPTIMIZED])" "$optimized"
 # Its region (several instructions) needed proof that no task was stopped inside it: where the
 # kernel preempts (tasks-RCU), one look at every task's stack in stop_machine(); on PREEMPT_RT a
 # tasks-RCU wait; without preemption neither (debugfs optimizer_waits, task_snapshot.c).
-if [ -n "$jump_opt" ]; then
+if [ "$arch" = aarch64 ]; then
+  check "arm64: a one-instruction region waits for nothing (no optimizer_waits)" \
+    sh -c "[ ! -e $d/optimizer_waits ]"
+elif [ -n "$jump_opt" ]; then
   cat $d/optimizer_waits
   field() { sed -n "s/^$1: //p" $d/optimizer_waits; }
   case "$(field method)" in
@@ -232,7 +235,7 @@ echo 1 > $call_opt
 dmesg > /tmp/dump
 check "a stack trace taken in the handler of the probe shows the probed function" \
   grep -q 'okprobe_example: stack:.* okp_target_opt+0x' /tmp/dump
-if [ -n "$jump_opt" ]; then
+if [ "$arch" != aarch64 ]; then
   check "... and its callers (okp_target's debugfs write, then the VFS)" \
     grep -q 'okprobe_example: stack:.* okp_target_opt+0x.* call_opt_set+0x.* vfs_write+0x' /tmp/dump
 else  # arm64: okp_target_opt is a leaf, its caller only in x30, which no frame record holds
@@ -249,10 +252,10 @@ check "a probe with a post_handler registers" insmod /okp/okprobe_example.ko sym
 opt_check "it is jump-optimized too (its post_handler runs from the detour)" "$optimized"
 echo 2 > $call_opt
 check "2 calls: 2 hits" is "$(hits okp_target_opt)" 2
-if [ -n "$jump_opt" ]; then
+if [ "$arch" != aarch64 ]; then
   check "its post_handler saw ip after the first instruction (lea, 4 bytes)" \
     sh -c "dmesg | grep -q 'okp_target_opt+0x[0-9a-f]*> post: ip=.*'"
-else  # arm64: the probed add (simulated in the trap) is 4 bytes; post sees the next one
+else  # arm64: the probed add (relocated into the detour) is 4 bytes; post sees the next one
   pre_ip=$(dmesg | sed -n 's/.*<okp_target_opt+0x[0-9a-f]*> pre: ip=\([0-9a-f]*\) .*/\1/p' | tail -1)
   post_ip=$(dmesg | sed -n 's/.*<okp_target_opt+0x[0-9a-f]*> post: ip=\([0-9a-f]*\) .*/\1/p' | tail -1)
   check "its post_handler saw ip after the probed instruction (pre ip + 4: $pre_ip, $post_ip)" \
@@ -270,13 +273,14 @@ check "4 calls: 4 hits, every instance back (in_use=0)" \
 check "its return handler saw the real return value ((23 + 1) * 2 + 3)" \
   sh -c "dmesg | grep -q 'okp_target_opt returned 51 and took'"
 rmmod okretprobe_example
-if [ -n "$jump_opt" ]; then
+if [ "$arch" != aarch64 ]; then  # arm64's detour decodes only the probed word
   insmod /okp/okprobe_example.ko symbol=okp_target_body post=0
   check "a probe on an assembly function's inner label is not optimized, with a reason" \
     wait_list 'okp_target_[a-z]*\+0x0 .*reason="not optimized: '
   rmmod okprobe_example
 else
-  skip "a probe on an assembly function's inner label is not optimized, with a reason" "$no_jump"
+  skip "a probe on an assembly function's inner label is not optimized, with a reason" \
+    "arm64's region is the probed instruction alone: no neighbour is decoded"
 fi
 rmmod okp_target
 check "list is empty again" sh -c "[ ! -s $d/list ]"
@@ -290,27 +294,31 @@ else  # arm64 6.1 has no HAVE_STATIC_CALL: static calls are plain indirect calls
     "no static call trampolines (__SCT__*) in this kernel"
 fi
 
-# 3d. arm64: an instruction run from a slot (okp_target_second: add x0, x0, x0, a shifted
-#     register) is boosted (the slot's copy branches back: one BRK per hit) when its probes
-#     have no post_handler, and stepped (a second BRK after the copy) when one has, which the
-#     probe's reason says; both count exactly and keep the function's result.
+# 3d. arm64, optimization off (the breakpoint path, the fallback where no branch reaches): an
+#     instruction run from a slot (okp_target_second: add x0, x0, x0, a shifted register) is
+#     boosted (the slot's copy branches back: one BRK per hit) when its probes have no
+#     post_handler, and stepped (a second BRK after the copy) when one has, which the probe's
+#     reason says; both count exactly and keep the function's result.
 if [ "$arch" = aarch64 ]; then
+  echo 0 > $opt
   second=' okp_target_[a-z]+\+0x[0-9a-f]+ \[okp_target\] hits=5 nmissed=0'
   insmod /okp/okp_target.ko
   check "a probe with a post_handler on a slot-stepped add registers" \
     insmod /okp/okprobe_example.ko symbol=okp_target_second
   echo 5 > $call
   check "stepped: 5 calls, 5 hits, the reason says why it is not boosted" \
-    grep -Eq "$second reason=\"not boosted: a post_handler needs the trap after the instruction\"\$" $d/list
+    grep -Eq "$second reason=\"not optimized: optimization off[^;\"]*; not boosted: a post_handler needs the trap after the instruction\"\$" $d/list
   check "stepped: the function still computes (24 + 1) * 2" is "$(cat $call)" 50
   rmmod okprobe_example
   check "the same probe without a post_handler registers" \
     insmod /okp/okprobe_example.ko symbol=okp_target_second post=0
   echo 5 > $call
-  check "boosted: 5 calls, 5 hits, and no reason given" grep -Eq "$second\$" $d/list
+  check "boosted: 5 calls, 5 hits, and no reason but the optimization's" \
+    grep -Eq "$second reason=\"not optimized: optimization off[^;\"]*\"\$" $d/list
   check "boosted: the function still computes (24 + 1) * 2" is "$(cat $call)" 50
   rmmod okprobe_example
   rmmod okp_target
+  echo 1 > $opt
 fi
 
 # 3e. Symbols as users name them (symbol_lookup.c): okp_target's functions GCC cloned
@@ -374,7 +382,7 @@ check "explain: a blacklisted function refused with the registration's errno and
   is "$e" "refused $trap_builtin+0x0 (-22): $(reason_of "$trap_builtin+0x0")"
 if [ -n "$jump_opt" ]; then
   check "explain: okp_target_opt would be jump-optimized" matches "$(explain okp_target:okp_target_opt)" \
-    '^accepted okp_target_opt\+0x[04] \[okp_target\] at 0x[0-9a-f]+: breakpoint on lea, .*; optimized: a jump over \+0x[04]'
+    '^accepted okp_target_opt\+0x[04] \[okp_target\] at 0x[0-9a-f]+: breakpoint on [^,]+, .*; optimized: a jump over \+0x[04]'
   insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
   check "... and registered, it is ([OPTIMIZED])" wait_list "$optimized"
   rmmod okprobe_example
@@ -444,8 +452,13 @@ at=$(sed -n 's/.* okp_target_opt+\(0x[0-9a-f]*\) .*/\1/p' $d/list | head -1)
 rmmod okprobe_example
 insmod /okp/okp_kk.ko symbol=okp_target_opt offset=$((at + 4))  # after lea 1(%rdi),%rax / add x0, x0, #1
 insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
-opt_check "a kernel kprobe inside the region: not optimized, the reason says where" \
-  "okp_target_opt\\+$at .*reason=\"not optimized: kernel kprobe at \\+0x$(printf %x $((at + 4))) (inside|.*where) the region"
+if [ "$arch" = aarch64 ]; then  # the region is the probed word: the next one is outside
+  opt_check "a kernel kprobe on the next instruction: outside the one-word region, optimized" \
+    "okp_target_opt\\+$at \\[okp_target\\] \\[OPTIMIZED\\] "
+else
+  opt_check "a kernel kprobe inside the region: not optimized, the reason says where" \
+    "okp_target_opt\\+$at .*reason=\"not optimized: kernel kprobe at \\+0x$(printf %x $((at + 4))) (inside|.*where) the region"
+fi
 echo 3 > $call_opt
 check "both fire, and the function computes the same" is "$(cat $kk/hits) $(hits okp_target_opt) $(cat $call_opt)" "3 3 49"
 rmmod okprobe_example; rmmod okp_kk; rmmod okp_target

@@ -27,4 +27,7 @@ struct okp_arm64_ksyms {
 };
 extern struct okp_arm64_ksyms okp_arm64_ksyms;
 
+/* Detours in the padding before _etext (text_padding.c): is [addr, addr + len) in it? */
+bool okp_in_text_padding(unsigned long addr, unsigned long len);
+
 #endif /* OKP_ARM64_H */

@@ -66,10 +66,11 @@ const char *okp_arch_text_owner(okp_addr_t addr, unsigned long len)
 	return found ? "kernel kprobe" : NULL;
 }
 
+/* okprobes' own slots, or the detours it keeps in the kernel's text padding (text_padding.c). */
 static bool okp_in_slot_area(okp_addr_t addr, unsigned long len)
 {
-	return addr >= (okp_addr_t)okp_slot_area_start &&
-	       addr + len <= (okp_addr_t)okp_slot_area_end;
+	return (addr >= (okp_addr_t)okp_slot_area_start &&
+		addr + len <= (okp_addr_t)okp_slot_area_end) || okp_in_text_padding(addr, len);
 }
 
 /* One probe site's word, checked and written with every other CPU stopped. */
@@ -175,3 +176,53 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 	}
 	return ret;
 }
+
+#ifdef OKP_JUMP_PROBES
+/*
+ * The jump optimizer's switch (arch/arm64/jump_probe_arch.cpp): one probe site's word between
+ * okprobes' BRK and the `b` to its detour. Both are among the instructions the architecture
+ * lets one CPU write while others execute the word (B, BL, BRK, NOP, ...), and either is
+ * correct while a CPU still runs the other (a BRK hit on a site whose detour is published
+ * resumes in the detour's copy), so each is one aligned write, no stop_machine. With
+ * text_mutex (found in kallsyms) it orders the write with every other writer; without it,
+ * the check and the write are made with every CPU stopped, as a probe site's are above.
+ * Registry lock held.
+ */
+void okp_seam_text_lock(void)
+{
+	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
+
+	if (text_mutex)
+		mutex_lock(text_mutex);
+}
+
+void okp_seam_text_unlock(void)
+{
+	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
+
+	if (text_mutex)
+		mutex_unlock(text_mutex);
+}
+
+int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, unsigned long len)
+{
+	u32 word;
+	int ret;
+
+	if (len != 4 || (addr & 3) || !okp_arm64_ksyms.aarch64_insn_patch_text_nosync)
+		return -EINVAL;
+	memcpy(&word, bytes, 4);
+	if (!okp_ksyms.text_mutex)
+		return okp_patch_site_stopped(addr, le32_to_cpu(word), expect);
+	ret = okp_text_is(addr, expect, 4);
+	if (!ret)
+		ret = okp_arm64_ksyms.aarch64_insn_patch_text_nosync((void *)addr, le32_to_cpu(word));
+	return ret;
+}
+
+/* aarch64_insn_patch_text_nosync() cleaned and invalidated each word to the point of
+ * unification: a CPU fetches the new word from then on, and the old one was as good. */
+void okp_seam_text_sync(void)
+{
+}
+#endif

@@ -82,6 +82,13 @@ okp_addr_t okp_seam_detour_post_entry(void)
 	return (okp_addr_t)okp_detour_post_entry;
 }
 
+/* rel32 reaches the slot area from all of the kernel's text: no memory near it is needed. */
+okp_addr_t okp_seam_near_text_area(unsigned long *size)
+{
+	*size = 0;
+	return 0;
+}
+
 /* Where okprobes' own code is entered from a detour: roots of the trap path (the walk follows
  * the entries' direct calls into the core, okp_detour_resched and the post C half). */
 okp_addr_t okp_detour_entry_point(void)
