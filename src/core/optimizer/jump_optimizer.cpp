@@ -239,9 +239,10 @@ void JumpOptimizer::explain(Locked lock, const Site& s, char* out, usize out_len
                                    recover_original_text, detour, false,
                                    reinterpret_cast<okp_addr_t>(&s));
   if (!refuse_region(lock, s, planned, out, out_len, &for_good))
-    okp_seam_format(out, out_len, "optimized: a jump over +%#lx..+%#lx (%u instructions)",
+    okp_seam_format(out, out_len, "optimized: a jump over +%#lx..+%#lx (%u instruction%s)",
                     s.place.offset, s.place.offset + planned.value().region_length - 1,
-                    static_cast<unsigned>(planned.value().region_insns));
+                    static_cast<unsigned>(planned.value().region_insns),
+                    planned.value().region_insns == 1 ? "" : "s");
   release_detour(lock, detour);
 }
 
