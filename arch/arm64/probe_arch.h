@@ -11,6 +11,7 @@
 
 #include "arch/arm64/insn_plan.h"
 #include "arch/common/arch_types.h"
+#include "arch/common/no_breakpoint_trap.h"
 #include "arch/common/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/kernel_services.h"
@@ -23,8 +24,12 @@ constexpr usize kMaxInsnLength = arm64::kInsnSize;
 constexpr usize kMaxBreakpointSize = arm64::kInsnSize;
 constexpr usize kMaxPatchSize = arm64::kInsnSize;  // no jump optimization: a BRK is the patch
 
-inline Breakpoint breakpoint_of(const Plan&) {
-  constexpr u32 w = arm64::kBrkProbe;  // A64 text is little-endian in both kernel endiannesses
+// Where the kernel delivers no BRK to okprobes (no_breakpoint_trap: the debug-exception
+// rework), a site's "breakpoint" is its own instruction: arming writes nothing, and the jump
+// optimizer puts the site's b over it at once (arch/jump_contract.h, breakpoints_missing).
+inline Breakpoint breakpoint_of(const Plan& plan) {
+  // A64 text is little-endian in both kernel endiannesses.
+  const u32 w = no_breakpoint_trap() ? plan.insn : arm64::kBrkProbe;
   return Breakpoint{{static_cast<u8>(w), static_cast<u8>(w >> 8), static_cast<u8>(w >> 16),
                      static_cast<u8>(w >> 24)}, arm64::kInsnSize};
 }

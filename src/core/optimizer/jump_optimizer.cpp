@@ -35,7 +35,7 @@ void JumpOptimizer::for_each_region_over(Locked lock, okp_addr_t addr, Fn fn) {
 
 const char* JumpOptimizer::blocker(Locked, const Site& s) const {
   if (s.ftrace) return "";  // nothing to say: no trap to save
-  if (!settings().optimization())
+  if (!settings().optimization() && !jump_only())
     return "not optimized: optimization off (debug.okprobes-optimization=0)";
   // A post_handler runs from the detour too (its copy calls the post entry).
   if (s.jump.cannot_optimize) return s.jump.not_optimized;
@@ -128,6 +128,9 @@ void JumpOptimizer::site_updated(Locked lock, Site& s, bool any_post) {
       if (s.state == SiteState::kOptimized) unoptimize(lock, s);
       if (s.state == SiteState::kQueued) s.state = SiteState::kArmed;
       if (*why) set_not_optimized(lock, s, why);
+    } else if (s.state == SiteState::kArmed && jump_only()) {
+      // A site that lost its jump (its detour was for the other kind) gets it back at once.
+      static_cast<void>(arm_jump(lock, s));
     } else if (s.state == SiteState::kArmed) {
       s.state = SiteState::kQueued;
       s.jump.not_optimized[0] = '\0';  // "" while it may be: no stale reason for a probe joining now
@@ -389,6 +392,31 @@ void JumpOptimizer::unoptimize(Locked lock, Site& s) {
   if (s.state != SiteState::kOptimized) return;
   s.jump.next_switching = nullptr;
   switch_jumps(lock, &s, false);
+}
+
+ErrorOr<void> JumpOptimizer::arm_jump(Locked lock, Site& s) {
+  const bool post = has_post_handler(s);
+  if (s.jump.cannot_optimize && s.jump.planned_for_post != post) s.jump.cannot_optimize = false;
+  if (!s.jump.cannot_optimize && (s.detour_copy || plan(lock, s, post))) {
+    s.jump.next_switching = nullptr;
+    switch_jumps(lock, &s, true);
+    if (s.state == SiteState::kOptimized) return {};
+  }
+  return Error::formatted(Errno::kOpNotSupp, "%s; and no jump: %s", arch::breakpoints_missing(),
+                          s.jump.not_optimized[0] ? s.jump.not_optimized
+                                                  : "the text changed under us");
+}
+
+bool JumpOptimizer::jump_only() const { return arch::breakpoints_missing() != nullptr; }
+
+bool JumpOptimizer::serves(Locked, const Site& s) const {
+  return !jump_only() || s.ftrace || !s.live() || s.state == SiteState::kOptimized;
+}
+
+const char* JumpOptimizer::veto_disable() const {
+  return jump_only() ? "no breakpoint reaches okprobes on this kernel: its probes are jumps or "
+                       "nothing, so optimization stays on"
+                     : nullptr;
 }
 
 void JumpOptimizer::set_enabled(bool enabled) {

@@ -51,6 +51,18 @@ class JumpOptimizer {
   // Why the site is not a jump ("" when it is, or may become one).
   const char* not_optimized(Locked, const Site& site) const;
 
+  // --- Without a breakpoint trap (arch::breakpoints_missing()): jumps or nothing ---
+  // The kernel delivers no breakpoint to okprobes: every site but ftrace's is its jump.
+  bool jump_only() const;
+  // Arms the site (its "breakpoint" being its original instruction) as its jump now: planned,
+  // written and switched under the lock (a one-instruction region waits for nothing), or an
+  // error saying why no breakpoint and no jump can serve it.
+  [[nodiscard]] ErrorOr<void> arm_jump(Locked, Site& site);
+  // Whether a live site's probes are served (always, where breakpoints trap).
+  bool serves(Locked, const Site& site) const;
+  // Why optimization may not be turned off (nullptr: it may).
+  const char* veto_disable() const;
+
   // --- Entry points (no lock held) ---
   // sysctl debug.okprobes-optimization changed: unoptimize every site (one batch) or queue
   // every site that may be optimized again.
