@@ -58,11 +58,13 @@ inline okp_addr_t breakpoint_address(const okp_regs* regs) { return frame(regs)-
 // ftrace call site (the second of the patchable-function-entry NOPs: the first is ftrace's
 // `mov x9, x30`), which ftrace serves.
 okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start);
-// The kernel's kprobes here decode no further than the instruction they probe: okprobes'
-// breakpoint (the instruction's own size) misleads no walk, so nothing is fenced off.
-inline usize kernel_kprobe_fences(okp_addr_t, usize, usize, okp_addr_t, unsigned long, RecoverFn,
-                                  KernelFence (&)[kMaxKernelFences]) {
-  return 0;
+// The kernel's kprobes here decode no further than the instruction they probe, so no walk of
+// theirs is misled; but they accept a b (they simulate it), and one of theirs over okprobes'
+// jump would outlive the detour it leads to: the patched word itself is kept off.
+inline usize kernel_kprobe_fences(okp_addr_t addr, usize patch_len, usize, okp_addr_t,
+                                  unsigned long, RecoverFn, KernelFence (&out)[kMaxKernelFences]) {
+  out[0] = {addr, addr + patch_len};
+  return 1;
 }
 
 // Proves addr is an instruction (4-byte aligned, inside the function, not inside an exclusive

@@ -77,6 +77,7 @@ class JumpOptimizer {
   void set_not_optimized(Locked, Site& site, const char* why);
   void sync_optimized_flags(Locked, Site& site);
   [[nodiscard]] bool plan(Locked, Site& site, bool any_post);
+  [[nodiscard]] bool rejump(Locked, Site& site, bool any_post);
   okp_addr_t allocate_detour(Locked, okp_addr_t addr, char* why, usize len, bool* for_good);
   void release_detour(Locked, okp_addr_t detour);
   void retire_detour(Locked, okp_addr_t detour);
