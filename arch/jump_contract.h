@@ -54,6 +54,11 @@ OKP_ARCH_PROVIDES(plan_detour, ErrorOr<DetourPlan> (*)(okp_addr_t addr, okp_addr
 // addr's neighbourhood (the optimizer then looks for cells near the kernel's text instead).
 OKP_ARCH_PROVIDES(detour_reaches, bool (*)(okp_addr_t addr, okp_addr_t buffer));
 
+// Why this kernel delivers no breakpoint trap to okprobes, or nullptr when it does. Without
+// one a site's "breakpoint" is its original instruction (breakpoint_of): a probe is armed as
+// its jump at once (JumpOptimizer::arm_jump) or refused, and optimization cannot be turned off.
+OKP_ARCH_PROVIDES(breakpoints_missing, const char* (*)());
+
 // --- 2. The detour's hit path [hit] -------------------------------------------------------------
 // The site argument of plan_detour, from the copy's address (the entry's return address).
 OKP_ARCH_PROVIDES(detour_site, okp_addr_t (*)(okp_addr_t copy));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "arch/arm64/detour.h"
+#include "arch/common/no_breakpoint_trap.h"
 #include "probe_arch.h"
 #include "seam/jump_services.h"
 
@@ -17,6 +18,8 @@ constexpr usize kMaxDetourSize = arm64::kMaxDetourSize;
 ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                                 RecoverFn recover, okp_addr_t buffer, bool with_post,
                                 okp_addr_t site);
+// The debug-exception rework (6.17, 6.12.93+) gives a module's BRK to die() (trap.c).
+inline const char* breakpoints_missing() { return no_breakpoint_trap(); }
 // b reaches +-128 MiB: from the probe to the detour, and from every word of it back.
 inline bool detour_reaches(okp_addr_t addr, okp_addr_t buffer) {
   return arm64::encode_b(addr, buffer) && arm64::encode_b(addr, buffer + kMaxDetourSize) &&

@@ -39,7 +39,8 @@ okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start) {
 
 ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                              okp_addr_t slot, RecoverFn recover) {
-  if (const char* why = no_breakpoint_trap()) return Error(Errno::kOpNotSupp, why);
+  // Without a breakpoint trap the probe is a b to a detour or nothing: the jump optimizer
+  // says which when the site is armed (JumpOptimizer::arm_jump).
   if ((addr | func_start) & (arm64::kInsnSize - 1)) {
     const okp_addr_t below = addr & ~okp_addr_t{arm64::kInsnSize - 1};
     return Error::formatted(Errno::kIlSeq,

@@ -11,6 +11,7 @@
 
 #include "arch/arm64/insn_plan.h"
 #include "arch/common/arch_types.h"
+#include "arch/common/no_breakpoint_trap.h"
 #include "arch/common/return_stubs.h"
 #include "core/error_or.h"
 #include "seam/kernel_services.h"
@@ -23,8 +24,12 @@ constexpr usize kMaxInsnLength = arm64::kInsnSize;
 constexpr usize kMaxBreakpointSize = arm64::kInsnSize;
 constexpr usize kMaxPatchSize = arm64::kInsnSize;  // no jump optimization: a BRK is the patch
 
-inline Breakpoint breakpoint_of(const Plan&) {
-  constexpr u32 w = arm64::kBrkProbe;  // A64 text is little-endian in both kernel endiannesses
+// Where the kernel delivers no BRK to okprobes (no_breakpoint_trap: the debug-exception
+// rework), a site's "breakpoint" is its own instruction: arming writes nothing, and the jump
+// optimizer puts the site's b over it at once (arch/jump_contract.h, breakpoints_missing).
+inline Breakpoint breakpoint_of(const Plan& plan) {
+  // A64 text is little-endian in both kernel endiannesses.
+  const u32 w = no_breakpoint_trap() ? plan.insn : arm64::kBrkProbe;
   return Breakpoint{{static_cast<u8>(w), static_cast<u8>(w >> 8), static_cast<u8>(w >> 16),
                      static_cast<u8>(w >> 24)}, arm64::kInsnSize};
 }
@@ -53,11 +58,13 @@ inline okp_addr_t breakpoint_address(const okp_regs* regs) { return frame(regs)-
 // ftrace call site (the second of the patchable-function-entry NOPs: the first is ftrace's
 // `mov x9, x30`), which ftrace serves.
 okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t func_start);
-// The kernel's kprobes here decode no further than the instruction they probe: okprobes'
-// breakpoint (the instruction's own size) misleads no walk, so nothing is fenced off.
-inline usize kernel_kprobe_fences(okp_addr_t, usize, usize, okp_addr_t, unsigned long, RecoverFn,
-                                  KernelFence (&)[kMaxKernelFences]) {
-  return 0;
+// The kernel's kprobes here decode no further than the instruction they probe, so no walk of
+// theirs is misled; but they accept a b (they simulate it), and one of theirs over okprobes'
+// jump would outlive the detour it leads to: the patched word itself is kept off.
+inline usize kernel_kprobe_fences(okp_addr_t addr, usize patch_len, usize, okp_addr_t,
+                                  unsigned long, RecoverFn, KernelFence (&out)[kMaxKernelFences]) {
+  out[0] = {addr, addr + patch_len};
+  return 1;
 }
 
 // Proves addr is an instruction (4-byte aligned, inside the function, not inside an exclusive

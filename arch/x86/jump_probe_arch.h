@@ -17,6 +17,8 @@ constexpr usize kMaxDetourSize = x86::kMaxDetourSize;
 ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                                 RecoverFn recover, okp_addr_t buffer, bool with_post,
                                 okp_addr_t site);
+// int3 reaches okprobes through the die notifier chain on every x86-64 kernel.
+inline const char* breakpoints_missing() { return nullptr; }
 // rel32 reaches +-2 GiB: the module area is within it of the kernel's text by construction.
 inline bool detour_reaches(okp_addr_t, okp_addr_t) { return true; }
 // [hit] The site a detour serves, from its copy's address.

@@ -51,8 +51,10 @@ ErrorOr<void> Registry::init() {
     table_.near_slots.init(near, near_size);
 #endif
   settings().armed_observer = [](bool) { registry().rearm_all(); };
-  if constexpr (arch::kJumpProbes)
+  if constexpr (arch::kJumpProbes) {
     settings().optimization_observer = [](bool on) { jump_optimizer().set_enabled(on); };
+    settings().optimization_veto = [] { return jump_optimizer().veto_disable(); };
+  }
   return {};
 }
 
@@ -321,12 +323,29 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
   if (info.func_start && addr == arch::skip_landing_pad(info.func_start, info.func_start))
     kp->flags |= OKP_KPROBE_FLAG_ON_FUNC_ENTRY;
   update_site(lock, *site);
+  char site_reason[OKP_REASON_MAX] = "";
+  if constexpr (arch::kJumpProbes)
+    copy_string(site_reason, sizeof(site_reason), jump_optimizer().not_optimized(lock, *site));
+  if constexpr (arch::kJumpProbes) {
+    if (!jump_optimizer().serves(lock, *site)) {
+      // No breakpoint here, and the site lost its jump to this probe (a post_handler the
+      // detour cannot run): the probe goes, and its site is served as before without it.
+      *rollback = detach_probes(lock, &kp, 1);
+      return Error::formatted(Errno::kOpNotSupp, "no breakpoint on this kernel, and no jump: %s",
+                              jump_optimizer().not_optimized(lock, *site));
+    }
+  }
   if (site->live() || disabled(kp) || !settings().armed()) {
     refresh_reason(lock, *site, kp);
     return {};
   }
   // Arming failed: detach now; the caller frees after a grace period, unlocked.
   *rollback = detach_probes(lock, &kp, 1);
+  if constexpr (arch::kJumpProbes) {
+    if (jump_optimizer().jump_only())
+      return Error::formatted(Errno::kOpNotSupp, "no breakpoint on this kernel, and no jump: %s",
+                              site_reason);
+  }
   return Error::formatted(Errno::kBusy, "could not patch the text at %#lx", addr);
 }
 

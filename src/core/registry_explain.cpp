@@ -69,9 +69,27 @@ int Registry::explain(const char* symbol, okp_addr_t addr, unsigned int offset, 
                     place);
   } else {
     char jump[OKP_REASON_MAX] = "";
-    if constexpr (arch::kJumpProbes) jump_optimizer().explain(guard, site, jump, sizeof(jump));
-    okp_seam_format(out, out_len, "accepted %s: breakpoint on %s, %s%s%s", place,
-                    arch::mnemonic(site.plan), execution_of(site), jump[0] ? "; " : "", jump);
+    bool jump_only = false;
+    if constexpr (arch::kJumpProbes) {
+      jump_optimizer().explain(guard, site, jump, sizeof(jump));
+      jump_only = jump_optimizer().jump_only();
+    }
+    if (jump_only && !starts_with(jump, "optimized")) {
+      // No breakpoint reaches okprobes on this kernel: a site is its jump or refused, in the
+      // words attach() gives.
+      const int err = to_kernel_errno(Errno::kOpNotSupp);
+      okp_seam_format(out, out_len,
+                      "refused %s (%d): no breakpoint on this kernel, and no jump: %s", what, err,
+                      jump);
+      discard_trial_site(guard, site);
+      return err;
+    }
+    if (jump_only)
+      okp_seam_format(out, out_len, "accepted %s: %s, served by its jump alone (no breakpoint "
+                      "on this kernel)", place, jump);
+    else
+      okp_seam_format(out, out_len, "accepted %s: breakpoint on %s, %s%s%s", place,
+                      arch::mnemonic(site.plan), execution_of(site), jump[0] ? "; " : "", jump);
   }
   discard_trial_site(guard, site);
   return 0;

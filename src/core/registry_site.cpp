@@ -13,6 +13,15 @@
 namespace okp {
 
 namespace {
+bool same_bytes(const u8* a, const u8* b, usize n) {
+  for (usize i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+}  // namespace
+
+
+namespace {
 
 bool disabled(const okp_kprobe* kp) {
   return __atomic_load_n(&kp->flags, __ATOMIC_RELAXED) & OKP_KPROBE_FLAG_DISABLED;
@@ -131,6 +140,16 @@ ErrorOr<void> Registry::arm(Locked lock, Site& site) {
   if (site.place.module && okp_seam_module_get(site.place.module))
     return Error(Errno::kNoEnt, "module is going away");
   const arch::Breakpoint bp = arch::breakpoint_of(site.plan);
+  if constexpr (arch::kJumpProbes) {
+    if (!site.ftrace && jump_optimizer().jump_only()) {
+      // No breakpoint reaches okprobes here: the site is its jump at once, or refused.
+      site.state = SiteState::kArmed;  // its "breakpoint", the original word, is in place
+      auto jumped = jump_optimizer().arm_jump(lock, site);
+      if (jumped.is_error()) site.state = SiteState::kDisarmed;
+      if (site.place.module) okp_seam_module_put(site.place.module);
+      return jumped;
+    }
+  }
   // Fenced before the int3 is written, so no kernel kprobe is decoded through it unfenced.
   fence_kernel_kprobes(lock, site, bp.size, bp.size);
   int err = site.ftrace ? okp_seam_ftrace_arm(site.addr, site.ipmodify)
@@ -154,6 +173,7 @@ void Registry::disarm(Locked lock, Site& site) {
   if (site.ftrace)
     okp_seam_ftrace_disarm(site.addr, site.ipmodify);
   else if (const arch::Breakpoint bp = arch::breakpoint_of(site.plan);
+           !same_bytes(bp.bytes, site.original, bp.size) &&  // no breakpoint: nothing to undo
            okp_seam_patch_text(site.addr, site.original, bp.bytes, bp.size))
     okp_seam_invariant_failed("our breakpoint was overwritten by someone else", __FILE__, __LINE__);
   if (site.place.module) okp_seam_module_put(site.place.module);

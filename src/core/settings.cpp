@@ -2,6 +2,9 @@
 // The core's C entry points for its global switches (see settings.h, seam/okp_seam.h).
 #include "core/settings.h"
 
+#include <okprobes/okprobes.h>
+
+#include "core/errno.h"
 #include "core/switch_value.h"
 #include "seam/kernel_services.h"
 #include "seam/core_entries.h"
@@ -36,6 +39,13 @@ extern "C" int okp_core_optimization(void) { return okp::settings().optimization
 
 extern "C" int okp_core_set_optimization(int enabled) {
   if (enabled != 0 && enabled != 1) return okp::to_kernel_errno(okp::Errno::kInval);
+  if (const char* veto = !enabled && okp::settings().optimization_veto
+                             ? okp::settings().optimization_veto() : nullptr) {
+    char line[OKP_REASON_MAX];
+    okp_seam_format(line, sizeof(line), "debug.okprobes-optimization=0 refused: %s", veto);
+    okp_seam_log(OKP_LOG_ERR, line);
+    return okp::to_kernel_errno(okp::Errno::kPerm);
+  }
   okp::settings().set_optimization(enabled);
   if (okp::settings().optimization_observer) okp::settings().optimization_observer(enabled);
   return 0;

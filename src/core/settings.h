@@ -21,6 +21,9 @@ class Settings {
   // Called (writer context, may sleep) after `optimization` changed: the probe table
   // unoptimizes or re-queues its sites. Set once at core init, as armed_observer.
   void (*optimization_observer)(bool enabled) = nullptr;
+  // Why optimization may not be turned off now (nullptr: it may): where no breakpoint reaches
+  // okprobes, a probe is a jump or nothing. Set once at core init, as the observers.
+  const char* (*optimization_veto)() = nullptr;
 
  private:
   bool armed_ = true;

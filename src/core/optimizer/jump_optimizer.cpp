@@ -35,7 +35,7 @@ void JumpOptimizer::for_each_region_over(Locked lock, okp_addr_t addr, Fn fn) {
 
 const char* JumpOptimizer::blocker(Locked, const Site& s) const {
   if (s.ftrace) return "";  // nothing to say: no trap to save
-  if (!settings().optimization())
+  if (!settings().optimization() && !jump_only())
     return "not optimized: optimization off (debug.okprobes-optimization=0)";
   // A post_handler runs from the detour too (its copy calls the post entry).
   if (s.jump.cannot_optimize) return s.jump.not_optimized;
@@ -115,7 +115,10 @@ void JumpOptimizer::retire_detour(Locked lock, okp_addr_t detour) {
 
 void JumpOptimizer::site_updated(Locked lock, Site& s, bool any_post) {
   if (s.live()) {
-    if (s.jump.planned_copy && s.jump.detour_post != any_post) {
+    if (jump_only() && s.state == SiteState::kOptimized && s.jump.detour_post != any_post) {
+      // No breakpoint to fall back on meanwhile: the jump goes straight to the new detour.
+      static_cast<void>(rejump(lock, s, any_post));
+    } else if (s.jump.planned_copy && s.jump.detour_post != any_post) {
       // Post handlers need the copy that calls the post entry, and without them that call is
       // only overhead: back to the breakpoint (the text after it is the original once more).
       unoptimize(lock, s);
@@ -128,6 +131,9 @@ void JumpOptimizer::site_updated(Locked lock, Site& s, bool any_post) {
       if (s.state == SiteState::kOptimized) unoptimize(lock, s);
       if (s.state == SiteState::kQueued) s.state = SiteState::kArmed;
       if (*why) set_not_optimized(lock, s, why);
+    } else if (s.state == SiteState::kArmed && jump_only()) {
+      // A site that lost its jump (its detour was for the other kind) gets it back at once.
+      static_cast<void>(arm_jump(lock, s));
     } else if (s.state == SiteState::kArmed) {
       s.state = SiteState::kQueued;
       s.jump.not_optimized[0] = '\0';  // "" while it may be: no stale reason for a probe joining now
@@ -428,6 +434,64 @@ void JumpOptimizer::unoptimize(Locked lock, Site& s) {
   if (s.state != SiteState::kOptimized) return;
   s.jump.next_switching = nullptr;
   switch_jumps(lock, &s, false);
+}
+
+ErrorOr<void> JumpOptimizer::arm_jump(Locked lock, Site& s) {
+  const bool post = has_post_handler(s);
+  if (s.jump.cannot_optimize && s.jump.planned_for_post != post) s.jump.cannot_optimize = false;
+  if (!s.jump.cannot_optimize && (s.detour_copy || plan(lock, s, post))) {
+    s.jump.next_switching = nullptr;
+    switch_jumps(lock, &s, true);
+    if (s.state == SiteState::kOptimized) return {};
+  }
+  return Error::formatted(Errno::kOpNotSupp, "%s; and no jump: %s", arch::breakpoints_missing(),
+                          s.jump.not_optimized[0] ? s.jump.not_optimized
+                                                  : "the text changed under us");
+}
+
+// A jump-only site's jump moved to a detour of the other kind (with or without post calls) in
+// one word's write, a jump over a jump: every hit is served, by one detour or the other. The
+// old detour is retired (a task may still be in it). False: the old one stays, and why not.
+bool JumpOptimizer::rejump(Locked lock, Site& s, bool any_post) {
+  JumpSite& j = s.jump;
+  const okp_addr_t old_detour = j.detour, old_copy = j.planned_copy;
+  const bool old_post = j.detour_post;
+  u8 old_jump[arch::kJumpCapacity];
+  for (usize i = 0; i < j.jump_size; ++i) old_jump[i] = j.jump[i];
+  j.detour = 0;
+  j.planned_copy = 0;
+  j.cannot_optimize = false;
+  if (!plan(lock, s, any_post)) {
+    j.detour = old_detour;
+    j.planned_copy = old_copy;
+    j.detour_post = old_post;
+    __atomic_store_n(&s.detour_copy, old_copy, __ATOMIC_RELEASE);
+    return false;
+  }
+  okp_seam_text_lock();
+  const int err = okp_seam_poke_text(s.addr, j.jump, old_jump, j.jump_size);
+  okp_seam_text_sync();
+  okp_seam_text_unlock();
+  if (err) {
+    okp_seam_invariant_failed("a jump site's text changed under us", __FILE__, __LINE__);
+    return false;
+  }
+  retire_detour(lock, old_detour);
+  okp_seam_defer_slot_collection();
+  return true;
+}
+
+bool JumpOptimizer::jump_only() const { return arch::breakpoints_missing() != nullptr; }
+
+bool JumpOptimizer::serves(Locked, const Site& s) const {
+  return !jump_only() || s.ftrace || !s.live() ||
+         (s.state == SiteState::kOptimized && s.jump.detour_post == has_post_handler(s));
+}
+
+const char* JumpOptimizer::veto_disable() const {
+  return jump_only() ? "no breakpoint reaches okprobes on this kernel: its probes are jumps or "
+                       "nothing, so optimization stays on"
+                     : nullptr;
 }
 
 void JumpOptimizer::set_enabled(bool enabled) {

@@ -54,6 +54,18 @@ class JumpOptimizer {
   // a batch would plan it: "optimized: ..." or the batch's "not optimized: ..." into out.
   void explain(Locked, const Site& site, char* out, usize out_len);
 
+  // --- Without a breakpoint trap (arch::breakpoints_missing()): jumps or nothing ---
+  // The kernel delivers no breakpoint to okprobes: every site but ftrace's is its jump.
+  bool jump_only() const;
+  // Arms the site (its "breakpoint" being its original instruction) as its jump now: planned,
+  // written and switched under the lock (a one-instruction region waits for nothing), or an
+  // error saying why no breakpoint and no jump can serve it.
+  [[nodiscard]] ErrorOr<void> arm_jump(Locked, Site& site);
+  // Whether a live site's probes are served (always, where breakpoints trap).
+  bool serves(Locked, const Site& site) const;
+  // Why optimization may not be turned off (nullptr: it may).
+  const char* veto_disable() const;
+
   // --- Entry points (no lock held) ---
   // sysctl debug.okprobes-optimization changed: unoptimize every site (one batch) or queue
   // every site that may be optimized again.
@@ -70,6 +82,7 @@ class JumpOptimizer {
   [[nodiscard]] bool plan(Locked, Site& site, bool any_post);
   bool refuse_region(Locked, const Site& site, const ErrorOr<arch::DetourPlan>& planned,
                      char* why, usize why_len, bool* for_good);
+  [[nodiscard]] bool rejump(Locked, Site& site, bool any_post);
   okp_addr_t allocate_detour(Locked, okp_addr_t addr, char* why, usize len, bool* for_good);
   void release_detour(Locked, okp_addr_t detour);
   void retire_detour(Locked, okp_addr_t detour);

@@ -9,7 +9,8 @@
  * segment, padding included, is mapped as read-only executable kernel text: a few KiB to
  * 64 KiB of zero words after the last code, which nothing runs or reads. That padding is
  * taken only as far as it is provably unused: the run of zero words ending at _etext, less a
- * guard after the last non-zero word, and only if kallsyms puts no symbol start inside it.
+ * guard after the last non-zero word, and from the last symbol kallsyms puts inside it (a
+ * section's end marker, __hyp_text_end on kernels with KVM) on.
  * Every probe in the kernel's text (at most a few tens of MiB long) is within a b's reach of
  * it. It is written like okprobes' own slots, through aarch64_insn_patch_text_nosync(), which
  * maps the image's page through the fixmap (text_patch.c).
@@ -46,17 +47,20 @@ okp_addr_t okp_seam_near_text_area(unsigned long *size)
 		       !copy_from_kernel_nofault(&word, (void *)(start - 4), sizeof(word)) && !word)
 			start -= 4;
 		start = ALIGN(start + OKP_PADDING_GUARD, 16);
-		/* A symbol starting inside would be something's (its size reaches _etext anyway). */
+		/*
+		 * Symbols inside the zero run are section-end markers (__hyp_text_end: the text
+		 * before it is KVM's, mapped at EL2 too); the padding starts at the last of them.
+		 */
 		if (start < end && okp_symbol_extent(end - 4, name, sizeof(name), &sym_start, &sym_size) &&
-		    sym_start >= start - OKP_PADDING_GUARD)
-			start = end;
+		    sym_start > start - OKP_PADDING_GUARD)
+			start = ALIGN(sym_start > start ? sym_start : start, 16);
 		okp_padding_start = start;
 		okp_padding_end = end;
 		if (start < end)
 			pr_info("detours near the kernel's text: %lu bytes of padding before _etext at %px\n",
 				end - start, (void *)start);
 		else
-			pr_info("no padding before _etext to put detours in: probes out of a b's reach of okprobes' slots stay breakpoints\n");
+			pr_info("no padding before _etext to put detours in: probes out of a b's reach of okprobes' slots are not optimized\n");
 	}
 	if (okp_padding_start >= okp_padding_end)
 		return 0;
