@@ -6,6 +6,7 @@
 
 #include "core/optimizer/jump_optimizer.h"
 #include "core/string.h"
+#include "seam/core_entries.h"
 
 namespace okp {
 
