@@ -408,7 +408,7 @@ check "explain: a blacklisted function refused with the registration's errno and
   is "$e" "refused $trap_builtin+0x0 (-22): $(reason_of "$trap_builtin+0x0")"
 if [ -n "$jump_opt" ]; then
   check "explain: okp_target_opt would be jump-optimized" matches "$(explain okp_target:okp_target_opt)" \
-    '^accepted okp_target_opt\+0x[04] \[okp_target\] at 0x[0-9a-f]+: breakpoint on [^,]+, .*; optimized: a jump over \+0x[04]'
+    '^accepted okp_target_opt\+0x[04] \[okp_target\] at 0x[0-9a-f]+: (breakpoint on [^,]+, .*; )?optimized: a jump over \+0x[04]'
   insmod /okp/okprobe_example.ko symbol=okp_target_opt post=0
   check "... and registered, it is ([OPTIMIZED])" wait_list "$optimized"
   rmmod okprobe_example
