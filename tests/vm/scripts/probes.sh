@@ -507,6 +507,24 @@ else
   skip "register_kprobe off the hit path (okp_core_register_kprobe) is accepted" "$no_kprobes"
 fi
 
+# 5c. arm64 without a breakpoint trap: the kernel is the reworked one (no break-hook list, the
+#     fixed-switch BRK dispatcher), okprobes said at load that its probes are branches there,
+#     and handlers' writes into the pt_regs of a function-entry probe (filled from ftrace_regs:
+#     WITH_ARGS) take effect (tests/vm/modules/ftrace_regs.c).
+if [ -n "$nobrk" ]; then
+  check "the kernel has no break-hook list and the reworked EL1 BRK entry (do_el1_brk64)" \
+    sh -c "! grep -q ' register_kernel_break_hook$' /proc/kallsyms && grep -q ' do_el1_brk64$' /proc/kallsyms"
+  check "okprobes said at load that it writes no BRK and probes are branches to detours" \
+    sh -c "dmesg | grep -q 'okprobes: no breakpoint trap on this kernel.*a probe is a branch to its detour'"
+  if [ -f /okp/okp_ftrace_regs.ko ]; then
+    insmod /okp/okp_ftrace_regs.ko
+    line=$(dmesg | grep OKP-FTREGS | tail -1); echo "# $line"
+    check "entry handlers: argument change, entry pc, redirect with and without IPMODIFY" \
+      sh -c "echo '$line' | grep -q 'OKP-FTREGS: PASS'"
+    rmmod okp_ftrace_regs
+  fi
+fi
+
 # 6. Stress: callers vs. registrars (see tests/vm/modules/stress.c).
 if [ -n "${STRESS_CYCLES:-}" ]; then
   stress_check "stress: exact count, real results, no failed registration" okp_stress OKP-STRESS \
