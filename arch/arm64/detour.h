@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // The arm64 detour: what a jump-optimized probe's `b` leads to. One instruction is the region
-// (every A64 instruction is one aligned word, and a single `b` written over any instruction
-// while other CPUs run it is allowed by the architecture's concurrent-modification rules), so
-// a region has no inside and the optimizer never waits for tasks before patching.
+// (every A64 instruction is one aligned word), so a region has no inside and the optimizer
+// never waits for tasks before patching.
 //
 //   buffer+0   the probe address (8 bytes of data)
 //   buffer+8   the core's site (8-aligned), or'ed with kDetourHasPost when the copy calls the

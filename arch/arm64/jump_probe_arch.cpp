@@ -27,17 +27,42 @@ ErrorOr<DetourPlan> plan_detour(okp_addr_t addr, okp_addr_t func_start, unsigned
   return plan;
 }
 
+namespace {
+
+u32 word_of(const u8* b) {
+  return static_cast<u32>(b[0]) | static_cast<u32>(b[1]) << 8 | static_cast<u32>(b[2]) << 16 |
+         static_cast<u32>(b[3]) << 24;
+}
+
+// The Arm ARM's concurrent modification and execution rule: a word other CPUs may be executing
+// may be rewritten without synchronizing them only when the old and the new instruction are
+// both among B, BL, BRK, NOP (and HVC, ISB, SMC, SVC, which okprobes never writes).
+bool hot_patchable(u32 insn) {
+  u16 imm;
+  return (insn & 0x7c000000) == 0x14000000 || arm64::is_brk(insn, &imm) || insn == 0xd503201f;
+}
+
+}  // namespace
+
 void switch_jumps(JumpSwitch* batch, bool to_jump) {
+  // BRK <-> b: one write each, the batch under text_mutex.
   okp_seam_text_lock();
   for (JumpSwitch* s = batch; s; s = s->next) {
-    const int err = to_jump ? okp_seam_poke_text(s->addr, s->jump, s->breakpoint.bytes,
-                                                 s->breakpoint.size)
-                            : okp_seam_poke_text(s->addr, s->breakpoint.bytes, s->jump,
-                                                 s->breakpoint.size);
-    s->failed = err != 0;
+    const u8* from = to_jump ? s->breakpoint.bytes : s->jump;
+    const u8* to = to_jump ? s->jump : s->breakpoint.bytes;
+    if (!hot_patchable(word_of(from)) || !hot_patchable(word_of(to))) continue;
+    s->failed = okp_seam_poke_text(s->addr, to, from, s->breakpoint.size) != 0;
   }
   okp_seam_text_sync();
   okp_seam_text_unlock();
+  // The original instruction <-> b (no breakpoint trap: the "breakpoint" is the original):
+  // with every other CPU stopped, as any site's first write (text_patch.c).
+  for (JumpSwitch* s = batch; s; s = s->next) {
+    const u8* from = to_jump ? s->breakpoint.bytes : s->jump;
+    const u8* to = to_jump ? s->jump : s->breakpoint.bytes;
+    if (hot_patchable(word_of(from)) && hot_patchable(word_of(to))) continue;
+    s->failed = okp_seam_patch_text(s->addr, to, from, s->breakpoint.size) != 0;
+  }
 }
 
 }  // namespace okp::arch

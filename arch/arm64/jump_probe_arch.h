@@ -37,9 +37,10 @@ inline void end_detour_step(okp_regs* regs, unsigned long saved_flags) {
 // [hit] From the post entry's return address: the ip post handlers see, and where to go on.
 inline okp_addr_t detour_post_next_ip(okp_addr_t ret) { return arm64::detour_post_next_ip(ret); }
 inline okp_addr_t detour_post_resume(okp_addr_t ret) { return arm64::detour_post_resume(ret); }
-// One aligned word per site, BRK <-> b: both are among the instructions the architecture lets
+// One aligned word per site. BRK <-> b: both are among the instructions the architecture lets
 // one CPU write while others execute them, so each is one write, no staging and no
-// stop_machine (src/kernel/arch/arm64/text_patch.c).
+// stop_machine (src/kernel/arch/arm64/text_patch.c); the original instruction <-> b (no
+// breakpoint trap) is arbitrary on one side, so it is written with the other CPUs stopped.
 void switch_jumps(JumpSwitch* batch, bool to_jump);
 // A region is one instruction: the optimizer never asks (nothing is proven here).
 inline bool tasks_outside(okp_text_span*, usize) { return false; }

@@ -35,6 +35,22 @@ static const struct state states[] = {
 	{ "return", okp_b64_ret, NULL, 1 },
 };
 
+/*
+ * jump=1 (with debug.okprobes-optimization=1; the guest runs the module once with it off for
+ * the states above): okprobes' probes are branches to detours (each registration waits for
+ * the optimizer and checks the probe is [OPTIMIZED]) against the kernel's BRK on the same
+ * instructions.
+ */
+static bool jump;
+module_param(jump, bool, 0444);
+static const struct state jump_states[] = {
+	{ "jump-b", okp_b64_sim, okp_b64_sim_insn, 1 },
+	{ "jump-lsl", okp_b64_step, okp_b64_step_insn, 2 },
+	{ "jump-lsl-post", okp_b64_step, okp_b64_step_insn, 2, true },
+	{ "jump-add-imm", okp_b64_addimm, okp_b64_addimm_insn, 1 },
+	{ "jump-return", okp_b64_ret, NULL, 1 },
+};
+
 static int noop_pre(struct kprobe *p, struct pt_regs *regs) { return 0; }
 static void noop_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags) { }
 static int noop_ret(struct kretprobe_instance *ri, struct pt_regs *regs) { return 0; }
@@ -85,6 +101,14 @@ static u64 run_okprobes(const struct state *s)
 		       okp_kprobe_reason(s->insn ? &kp : &rp.kp));
 		return 0;
 	}
+	if (jump) {
+		okp_wait_for_optimizer();
+		if (!((s->insn ? kp.flags : rp.kp.flags) & OKP_KPROBE_FLAG_OPTIMIZED)) {
+			errors++;
+			pr_err("BENCH-ARM64-ERROR %s: okprobes did not optimize it: %s\n", s->name,
+			       okp_kprobe_reason(s->insn ? &kp : &rp.kp));
+		}
+	}
 	t = time_calls(s);
 	if (s->insn) {
 		if (kp.nhit != calls) {
@@ -125,8 +149,12 @@ static void bench_atomics(void)
 static int __init okp_bench_arm64_init(void)
 {
 	rounds = clamp(rounds, 1U, (unsigned int)MAX_ROUNDS);
-	bench_atomics();
-	bench_states(states, ARRAY_SIZE(states));
+	if (jump) {
+		bench_states(jump_states, ARRAY_SIZE(jump_states));
+	} else {
+		bench_atomics();
+		bench_states(states, ARRAY_SIZE(states));
+	}
 	pr_info("BENCH-ARM64 done errors=%u\n", errors);
 	return 0;
 }

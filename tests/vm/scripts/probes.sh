@@ -51,6 +51,10 @@ case $arch in
     trap_builtin=exc_int3 trap_walk=notify_die trap_entry=okp_die_notify
     trap_via='reached from the trap entry' ;;
 esac
+if [ -n "$nobrk" ]; then  # before any dmesg -c
+  check "okprobes said at load that it writes no BRK and probes are branches to detours" \
+    sh -c "dmesg | grep -q 'okprobes: no breakpoint trap on this kernel.*a probe is a branch to its detour'"
+fi
 if [ -n "$kernel_kprobes" ]; then
   check "okprobes' load log does not claim the kernel lacks kprobes (it has them)" \
     sh -c "! dmesg | grep -q 'okprobes: the kernel has no kprobes of its own'"
@@ -111,7 +115,10 @@ done > /tmp/trap_path.tap
 n_tp=$(grep -c '^ok - ' /tmp/trap_path.tap); bad_tp=$(grep -c '^not ok - ' /tmp/trap_path.tap)
 tap_file /tmp/trap_path.tap
 check "the trap path has functions to refuse ($n_tp refused, $bad_tp not)" gt "$n_tp" 5
-if grep -q ' __rcu_read_lock$' /proc/kallsyms; then  # preemptible RCU: the reported crash
+if [ -n "$nobrk" ] && grep -q ' __rcu_read_lock$' /proc/kallsyms; then
+  skip "__rcu_read_lock+0x5 (the probe that crashed Debian's kernel) is refused: trap path" \
+    "$nobrk: the detour's path does not reach __rcu_read_lock"
+elif grep -q ' __rcu_read_lock$' /proc/kallsyms; then  # preemptible RCU: the reported crash
   insmod /okp/okprobe_example.ko symbol=__rcu_read_lock offset=5 2>/dev/null
   check "__rcu_read_lock+0x5 (the probe that crashed Debian's kernel) is refused: trap path" \
     grep -q '^__rcu_read_lock+0x5	-22	.*\[trap path, reached from ' $d/refused
@@ -610,6 +617,22 @@ rmmod okp_kk
 else
   skip "register_kprobe refuses okprobes' hit path" "$no_kprobes: no register_kprobe to refuse it"
   skip "register_kprobe off the hit path (okp_core_register_kprobe) is accepted" "$no_kprobes"
+fi
+
+# 5c. arm64 without a breakpoint trap: the kernel is the reworked one (no break-hook list, the
+#     fixed-switch BRK dispatcher), okprobes said at load that its probes are branches there,
+#     and handlers' writes into the pt_regs of a function-entry probe (filled from ftrace_regs:
+#     WITH_ARGS) take effect (tests/vm/modules/ftrace_regs.c).
+if [ -n "$nobrk" ]; then
+  check "the kernel has no break-hook list and the reworked EL1 BRK entry (do_el1_brk64)" \
+    sh -c "! grep -q ' register_kernel_break_hook$' /proc/kallsyms && grep -q ' do_el1_brk64$' /proc/kallsyms"
+  if [ -f /okp/okp_ftrace_regs.ko ]; then
+    insmod /okp/okp_ftrace_regs.ko
+    line=$(dmesg | grep OKP-FTREGS | tail -1); echo "# $line"
+    check "entry handlers: argument change, entry pc, redirect with and without IPMODIFY" \
+      sh -c "echo '$line' | grep -q 'OKP-FTREGS: PASS'"
+    rmmod okp_ftrace_regs
+  fi
 fi
 
 # 6. Stress: callers vs. registrars (see tests/vm/modules/stress.c).

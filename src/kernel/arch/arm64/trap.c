@@ -16,9 +16,10 @@
  * switch of the kernel's own immediates (BUG, CFI, fault, KASAN, UBSAN, kgdb, kprobes,
  * kretprobes) and gives any other to die("Oops - BRK"), which oopses: no module's BRK can be
  * handled there. Kbuild tells from the headers (OKP_ARM64_BREAK_HOOKS: struct break_hook in
- * asm/debug-monitors.h); without the list okprobes never writes a BRK and refuses every
- * breakpoint probe with the reason below, while function entries on ftrace sites and return
- * probes (entered through ftrace, returning through okprobes' stubs) still work.
+ * asm/debug-monitors.h); without the list okprobes never writes a BRK: every probe off an
+ * ftrace site is armed as a `b` to its detour at once (core/optimizer/jump_optimizer.h,
+ * arm_jump), or refused with the reason below and why no branch can be placed; function
+ * entries on ftrace sites and return probes work as everywhere.
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -141,8 +142,8 @@ void okp_trap_exit(void)
  * copies it into okp_kprobe's okp_reason: within OKP_REASON_MAX).
  */
 static const char okp_reason_no_break_hooks[] =
-	"no breakpoint probes: this kernel dispatches kernel BRKs only to its own handlers "
-	"(arm64 debug-exception rework, no break-hook list); entries use ftrace";
+	"no breakpoint trap on this kernel: it dispatches kernel BRKs only to its own handlers "
+	"(arm64 debug-exception rework, no break-hook list)";
 
 /* No breakpoint trap reaches okprobes here: nothing to walk from. */
 okp_addr_t okp_trap_entry_point(void)
@@ -154,7 +155,7 @@ int okp_trap_init(void)
 {
 	okp_set_no_breakpoint_trap(okp_reason_no_break_hooks);
 	/* (Not the die() message's text: the guest harness rightly takes that for an oops.) */
-	pr_warn("%s: a BRK of any other immediate goes to die(), so okprobes writes none; function entries on ftrace sites and return probes work\n",
+	pr_warn("%s: a BRK of any other immediate goes to die(), so okprobes writes none; a probe is a branch to its detour (refused where none can be placed), function entries use ftrace\n",
 		okp_reason_no_break_hooks);
 	return 0;
 }
