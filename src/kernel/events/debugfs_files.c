@@ -293,7 +293,6 @@ static const struct file_operations okp_trace_pipe_fops = {
 	.owner = THIS_MODULE,
 	.open = nonseekable_open,
 	.read = okp_trace_pipe_read,
-	.llseek = no_llseek,
 };
 
 static ssize_t okp_readme_read(struct file *file, char __user *ubuf, size_t count,

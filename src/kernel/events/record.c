@@ -54,10 +54,18 @@ static void okp_event_write_record(struct okp_event *ev, struct pt_regs *regs,
 	len = scnprintf(buf, OKP_TRACE_RECORD_MAX, "%16s-%-7d [%03d] %s %5llu.%06llu: %s: ",
 			current->comm, task_pid_nr(current), raw_smp_processor_id(), flags,
 			ts / NSEC_PER_SEC, (ts % NSEC_PER_SEC) / NSEC_PER_USEC, ev->name);
-	if (func)
-		len += scnprintf(buf + len, OKP_TRACE_RECORD_MAX - len, "(%pS <- %ps)",
-				 (void *)ip, (void *)func);
-	else
+	if (func) {
+		int name;
+
+		len += scnprintf(buf + len, OKP_TRACE_RECORD_MAX - len, "(%pS <- ", (void *)ip);
+		/* the function's bare name, as the kernel's kallsyms_lookup(): no " [module]" */
+		name = len;
+		len += scnprintf(buf + len, OKP_TRACE_RECORD_MAX - len, "%ps", (void *)func);
+		while (name < len && buf[name] != ' ')
+			name++;
+		len = name;
+		len += scnprintf(buf + len, OKP_TRACE_RECORD_MAX - len, ")");
+	} else
 		len += scnprintf(buf + len, OKP_TRACE_RECORD_MAX - len, "(%pS)", (void *)ip);
 	len += okp_fetch_args_print(ev->args, ev->nargs, regs, buf + len,
 				    OKP_TRACE_RECORD_MAX - 1 - len);
