@@ -61,8 +61,9 @@ check "enable reads 1; the group's reads X (mixed)" sh -c "[ \$(cat $d/events/ok
 echo 1 > $call_read
 rec=$(grep ' rd: ' $d/trace)
 echo "# $rec"
+# (+0x4 where the kernel has IBT: okprobes, as the kernel's kprobes, probes after the ENDBR)
 check "one call, one record, in the kernel's format" \
-  sh -c "echo '$rec' | grep -qE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] [.dDbXnNpzZhHs0-9a-f]{5} +[0-9]+\.[0-9]{6}: rd: \(okp_target_read\+0x0/0x[0-9a-f]+ \[okp_target\]\) '"
+  sh -c "echo '$rec' | grep -qE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] [.dDbXnNpzZhHs0-9a-f]{5} +[0-9]+\.[0-9]{6}: rd: \(okp_target_read\+0x[04]/0x[0-9a-f]+ \[okp_target\]\) '"
 for v in 'magic=0x1122334455667788' 'neg=-5' 'negu=4294967291' 'b=10' 'name="okprobes"' \
          'ptr="pointed-to"' 'n=7' 'a2=0x7' 'sym=0x1122334455667788' 'symoff=-5' 'imm=0x4d2' \
          'str="hi"' 'fn=okp_target_read+0x0/0x'; do
