@@ -23,6 +23,9 @@ call=/sys/kernel/debug/okp_target/call
 t=/sys/kernel/tracing
 mount -t tracefs nodev $t 2>/dev/null
 if [ -w $t/kprobe_events ]; then kernel_events=1; else kernel_events=; fi
+# okprobes' messages and carets are 6.1's (later kernels reworded some: "Maxactive is only for
+# function exit", "Invalid $-valiable specified"): the bad lines are compared on 6.1 only.
+case $(uname -r) in 6.1.*) kernel_errors=$kernel_events ;; *) kernel_errors= ;; esac
 define() { echo "$1" >> $ke; }
 records() { grep -c "^ *[^#].* $1: " $d/trace; }
 
@@ -153,7 +156,7 @@ while IFS='|' read -r col msg line; do
   else
     echo "not ok - refused with the kernel's error and caret: $line (got '$got', refused=$refused)"
   fi
-  if [ -n "$kernel_events" ] && [ "$msg" != "Failed to register probe event" ]; then
+  if [ -n "$kernel_errors" ] && [ "$msg" != "Failed to register probe event" ]; then
     echo "$line" >> $t/kprobe_events 2>/dev/null
     kgot=$(last_error $t/error_log)
     if [ "$kgot" = "$got" ]; then echo "ok - the kernel's kprobe events log the same: $line"
@@ -164,6 +167,9 @@ while read -r r; do
   n=$((n + 1))
   case "$r" in not*) failed=$((failed + 1)); echo "not ok $n ${r#not ok - }" ;; *) echo "ok $n ${r#ok - }" ;; esac
 done < /tmp/okp-bad-results
+if [ -n "$kernel_events" ] && [ -z "$kernel_errors" ]; then
+  n=$((n + 1)); echo "ok $n - the kernel's kprobe events log the same errors # SKIP $(uname -r) is not 6.1, okprobes' baseline"
+fi
 check "the refused lines changed no definition" is "$(cat $ke)" "$defs_before"
 check "a line that is not p, r or - is refused" sh -c "! echo 'x:okp/bad okp_target_fn' >> $ke"
 
