@@ -247,7 +247,7 @@ static const struct file_operations okp_trace_fops = {
 static ssize_t okp_trace_pipe_read(struct file *file, char __user *ubuf, size_t count,
 				   loff_t *ppos)
 {
-	size_t done = 0;
+	ssize_t done = 0;
 	char *buf;
 	int len;
 
@@ -258,16 +258,17 @@ static ssize_t okp_trace_pipe_read(struct file *file, char __user *ubuf, size_t 
 		len = okp_trace_buffer_consume(buf, min_t(size_t, count - done, OKP_TRACE_RECORD_MAX));
 		if (len > 0) {
 			if (copy_to_user(ubuf + done, buf, len)) {
-				/* the record is gone; the reader's buffer was bad */
-				done = done ? done : -EFAULT;
+				/* the record is gone: the reader's buffer was bad */
+				done = done ?: -EFAULT;
 				break;
 			}
 			done += len;
 			continue;
 		}
-		if (done || len == -ENOSPC) {
-			if (!done)
-				done = -EINVAL;	/* smaller than one record */
+		if (done)
+			break;
+		if (len == -ENOSPC) {
+			done = -EINVAL;	/* the reader's buffer is smaller than one record */
 			break;
 		}
 		if (file->f_flags & O_NONBLOCK) {
@@ -276,10 +277,7 @@ static ssize_t okp_trace_pipe_read(struct file *file, char __user *ubuf, size_t 
 		}
 		if (READ_ONCE(okp_events_closing))
 			break;
-		if (schedule_timeout_interruptible(HZ / 10) && signal_pending(current)) {
-			done = -ERESTARTSYS;
-			break;
-		}
+		schedule_timeout_interruptible(HZ / 10);
 		if (signal_pending(current)) {
 			done = -ERESTARTSYS;
 			break;
