@@ -330,7 +330,11 @@ int okp_events_init(void)
 	okp_events_files[4] = debugfs_create_file("trace_pipe", 0400, root, NULL,
 						  &okp_trace_pipe_fops);
 	okp_events_files[5] = debugfs_create_file("README", 0400, root, NULL, &okp_readme_fops);
-	return okp_event_files_init(root);
+	okp_event_files_init(root);
+	ret = okp_events_pending_init();
+	if (ret)
+		okp_events_exit();
+	return ret;
 }
 
 void okp_events_exit(void)
@@ -340,6 +344,7 @@ void okp_events_exit(void)
 	if (!okp_events_root)
 		return;
 	WRITE_ONCE(okp_events_closing, true);	/* a trace_pipe reader returns */
+	okp_events_pending_exit();
 	for (i = 0; i < ARRAY_SIZE(okp_events_files); i++)
 		debugfs_remove(okp_events_files[i]);
 	mutex_lock(&okp_events_change_mutex);

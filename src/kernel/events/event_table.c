@@ -39,6 +39,7 @@ void okp_event_free(struct okp_event *ev)
 		okp_fetch_arg_free(&ev->args[i]);
 	kfree(ev->args);
 	kfree(ev->symbol);
+	kfree(ev->module);
 	kfree(ev);
 }
 
@@ -82,13 +83,18 @@ int okp_event_add(struct okp_event *ev)
 {
 	int ret;
 
-	ret = okp_event_register(ev);
-	if (ret)
-		return ret;
+	if (ev->module && !okp_event_module_loaded(ev->module))
+		ev->pending = true;	/* registered when the module comes (pending.c) */
+	else {
+		ret = okp_event_register(ev);
+		if (ret)
+			return ret;
+	}
 	ev->id = okp_next_event_id++;
 	ret = okp_event_files_add(ev);
 	if (ret) {
-		okp_event_unregister(ev);
+		if (!ev->pending)
+			okp_event_unregister(ev);
 		return ret;
 	}
 	mutex_lock(&okp_events_mutex);
@@ -100,7 +106,8 @@ int okp_event_add(struct okp_event *ev)
 /* Out of the table already: its probe, its files, its memory. */
 static void okp_event_destroy(struct okp_event *ev)
 {
-	okp_event_unregister(ev);
+	if (!ev->pending)
+		okp_event_unregister(ev);
 	okp_event_files_remove(ev);
 	okp_event_free(ev);
 }
@@ -147,6 +154,10 @@ int okp_event_set_enabled(struct okp_event *ev, bool enable)
 		return 0;
 	if (enable && okp_events_frozen)
 		return -ENODEV;
+	if (ev->pending) {
+		ev->enabled = enable;	/* armed so when its module comes */
+		return 0;
+	}
 	if (ev->is_return)
 		ret = enable ? okp_enable_kretprobe(&ev->rp) : okp_disable_kretprobe(&ev->rp);
 	else
@@ -154,6 +165,30 @@ int okp_event_set_enabled(struct okp_event *ev, bool enable)
 	if (!ret)
 		ev->enabled = enable;
 	return ret;
+}
+
+void okp_event_arm(struct okp_event *ev)
+{
+	struct okp_kprobe *kp = ev->is_return ? &ev->rp.kp : &ev->kp;
+
+	/* a probe struct is registered afresh: nothing of its last registration is kept */
+	memset(&ev->kp, 0, sizeof(ev->kp));
+	memset(&ev->rp, 0, sizeof(ev->rp));
+	if (okp_event_register(ev))
+		return;	/* refused (the reason is in the log): it waits for the next load */
+	mutex_lock(&okp_events_mutex);
+	ev->pending = false;
+	if (ev->enabled && (ev->is_return ? okp_enable_kretprobe(&ev->rp) : okp_enable_kprobe(kp)))
+		ev->enabled = false;
+	mutex_unlock(&okp_events_mutex);
+}
+
+void okp_event_disarm(struct okp_event *ev)
+{
+	mutex_lock(&okp_events_mutex);
+	ev->pending = true;	/* from now on, enabling only sets the flag */
+	mutex_unlock(&okp_events_mutex);
+	okp_event_unregister(ev);
 }
 
 unsigned long okp_event_hits(const struct okp_event *ev)

@@ -85,6 +85,8 @@ struct okp_event {
 	char group[OKP_EV_MAX_NAME_LEN];
 	char name[OKP_EV_MAX_NAME_LEN];
 	char *symbol;			/* "[MOD:]SYM" or NULL for an address */
+	char *module;			/* MOD of MOD:SYM (not vmlinux), or NULL */
+	bool pending;			/* its module is not loaded: no probe registered */
 	unsigned long addr;		/* the address asked for, when no symbol */
 	unsigned int offset;
 	bool is_return;
@@ -139,6 +141,14 @@ unsigned long okp_event_hits(const struct okp_event *ev);
 unsigned long okp_event_misses(const struct okp_event *ev);
 void okp_event_show_definition(struct seq_file *m, const struct okp_event *ev);
 void okp_events_teardown(void);
+/* Register (and enable, if the event is) the probe of a pending event; unregister it. */
+void okp_event_arm(struct okp_event *ev);
+void okp_event_disarm(struct okp_event *ev);
+
+/* pending.c: events on modules not loaded yet. */
+bool okp_event_module_loaded(const char *name);
+int okp_events_pending_init(void);
+void okp_events_pending_exit(void);
 
 /* record.c: the hit handlers, which write one trace record per hit. */
 int okp_event_kprobe_hit(struct okp_kprobe *kp, struct pt_regs *regs);

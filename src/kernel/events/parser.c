@@ -239,6 +239,13 @@ static int okp_event_create(int argc, char **argv)
 	}
 	strscpy(ev->group, group, sizeof(ev->group));
 	strscpy(ev->name, event, sizeof(ev->name));
+	if (symbol && strchr(symbol, ':') && strncmp(symbol, "vmlinux:", 8)) {
+		ev->module = kstrndup(symbol, strchr(symbol, ':') - symbol, GFP_KERNEL);
+		if (!ev->module) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
 	ev->symbol = symbol;
 	symbol = NULL;
 	ev->addr = ev->symbol ? 0 : addr;

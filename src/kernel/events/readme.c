@@ -33,4 +33,4 @@ const char okp_events_readme[] =
 	"\t           symstr\n"
 	"\n"
 	"  Not supported yet by okprobes: <type>[<array-size>], appending a probe to an existing\n"
-	"  event, events on modules not loaded yet, the tracefs instance.\n";
+	"  event, the tracefs instance. Events on modules not loaded yet wait for the module.\n";

@@ -188,7 +188,26 @@ else
   n=$((n + 1)); echo "ok $n - the kernel's kprobe event on the same function # SKIP no kprobe events in this kernel"
 fi
 
-# 8. Unloading the probed module, then okprobes' events stay until removed; clearing all.
+# 8. An event on a module that is not loaded waits; it arms when the module comes (and fires in
+#    its init), and survives the module's unload and reload.
+echo > $ke; echo > $d/trace
+rmmod okp_target
+check "an event on a module not loaded is accepted" define "p:okp/pend okp_target:okp_target_fn x=%di:u64"
+check "... listed, with its files" sh -c "grep -qxF 'p:okp/pend okp_target:okp_target_fn x=%di:u64' $ke && [ -f $d/events/okp/pend/enable ]"
+echo 1 > $d/events/okp/pend/enable
+check "... and enabled while it waits" is "$(cat $d/events/okp/pend/enable)" 1
+insmod /okp/okp_target.ko init_calls=1
+check "it fires in the module's init once the module loads" grep -q ' pend: (okp_target_fn+0x[0-9a-f]*/0x[0-9a-f]* \[okp_target\]) x=10$' $d/trace
+echo 1 > $call
+check "... and on later calls" grep -q ' pend: .* x=20$' $d/trace
+rmmod okp_target
+check "the event stays, enabled, when the module goes" sh -c "grep -q '^p:okp/pend ' $ke && [ \$(cat $d/events/okp/pend/enable) = 1 ]"
+echo > $d/trace
+insmod /okp/okp_target.ko init_calls=2
+check "it fires again after a reload, in init" is "$(grep -c ' pend: ' $d/trace)" 2
+echo 0 > $d/events/okp/pend/enable
+
+# 9. Clearing all; an event left enabled for okprobes' unload.
 check "> kprobe_events removes every event once none is enabled" sh -c "echo > $ke && [ -z \"\$(cat $ke)\" ] && [ ! -d $d/events/okp ]"
 define "p:okp/stay okp_target_fn x=%di:u64"
 echo 1 > $d/events/okp/stay/enable
