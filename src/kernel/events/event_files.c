@@ -68,12 +68,16 @@ static ssize_t okp_enable_write(struct file *file, const char __user *ubuf, size
 {
 	const struct okp_enable_scope *scope = file->private_data;
 	struct okp_event *ev;
+	unsigned int value;
 	bool enable;
 	int ret;
 
-	ret = kstrtobool_from_user(ubuf, count, &enable);
+	ret = kstrtouint_from_user(ubuf, count, 10, &value);
 	if (ret)
 		return ret;
+	if (value > 1)
+		return -EINVAL;
+	enable = value;
 	mutex_lock(&okp_events_mutex);
 	list_for_each_entry(ev, &okp_events, node)
 		if (okp_in_scope(scope, ev)) {
