@@ -197,7 +197,9 @@ check "... listed, with its files" sh -c "grep -qxF 'p:okp/pend okp_target:okp_t
 echo 1 > $d/events/okp/pend/enable
 check "... and enabled while it waits" is "$(cat $d/events/okp/pend/enable)" 1
 insmod /okp/okp_target.ko init_calls=1
-check "it fires in the module's init once the module loads" grep -q ' pend: (okp_target_fn+0x[0-9a-f]*/0x[0-9a-f]* \[okp_target\]) x=10$' $d/trace
+grep ' pend: ' $d/trace | sed 's/^/# /'
+# (okp_target_fn and okp_target_body are one address: kallsyms names either)
+check "it fires in the module's init once the module loads" grep -q ' pend: (okp_target_[a-z]*+0x[0-9a-f]*/0x[0-9a-f]* \[okp_target\]) x=10$' $d/trace
 echo 1 > $call
 check "... and on later calls" grep -q ' pend: .* x=20$' $d/trace
 rmmod okp_target
