@@ -192,7 +192,8 @@ static int okp_trace_open(struct inode *inode, struct file *file)
 	}
 	/* the kernel's header for the nop tracer with irq-info columns */
 	used = scnprintf(t->text, 1024,
-		"# tracer: nop\n#\n# entries-in-buffer/entries-written: %lu/%lu   #P:%d\n#\n"
+		"# tracer: nop\n#\n# entries-in-buffer/entries-written: %lu/%lu   #P:%d\n"
+		"# okprobes: %lu dropped (a CPU's ring full or locked)\n#\n"
 		"#                            %s  _-----=> irqs-off/BH-disabled\n"
 		"#                            %s / _----=> need-resched\n"
 		"#                            %s| / _---=> hardirq/softirq\n"
@@ -201,7 +202,8 @@ static int okp_trace_open(struct inode *inode, struct file *file)
 		"#                            %s|||| /     delay\n"
 		"#           TASK-PID  %s CPU#  |||||  TIMESTAMP  FUNCTION\n"
 		"#              | |    %s   |   |||||     |         |\n",
-		entries, written, num_online_cpus(), okp_trace_header_space,
+		entries, written, num_online_cpus(), okp_trace_buffer_dropped(),
+		okp_trace_header_space,
 		okp_trace_header_space, okp_trace_header_space, okp_trace_header_space,
 		okp_trace_header_space, okp_trace_header_space, "  ", "  ");
 	memcpy(t->text + used, records, records_len);

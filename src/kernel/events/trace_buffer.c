@@ -48,6 +48,9 @@ struct okp_trace_ring {
 };
 
 static struct okp_trace_ring __percpu *okp_trace_rings;
+/* Records refused because their CPU's ring was locked (an NMI on top of its writer or reader):
+ * counted apart, without the lock, with this_cpu_inc() (one instruction, NMI-safe). */
+static DEFINE_PER_CPU(unsigned long, okp_trace_locked_out);
 static DEFINE_MUTEX(okp_trace_consume_mutex);
 
 static u64 okp_record_size(u32 len)
@@ -80,6 +83,7 @@ char *okp_trace_buffer_begin(unsigned long *irq_flags, u64 *ts)
 	r = this_cpu_ptr(okp_trace_rings);
 	if (!arch_spin_trylock(&r->lock)) {
 		/* an NMI on top of this CPU's writer or reader: r->dropped is theirs now */
+		this_cpu_inc(okp_trace_locked_out);
 		local_irq_restore(*irq_flags);
 		return NULL;
 	}
@@ -134,6 +138,7 @@ void okp_trace_buffer_clear(void)
 		r->entries = 0;
 		r->written = 0;
 		r->dropped = 0;
+		per_cpu(okp_trace_locked_out, cpu) = 0;
 		okp_ring_unlock(r, flags);
 	}
 	mutex_unlock(&okp_trace_consume_mutex);
@@ -177,7 +182,7 @@ char *okp_trace_buffer_snapshot(size_t *len, unsigned long *entries, unsigned lo
 		c->len = r->head - r->tail;
 		okp_ring_get(r, r->tail, c->data, c->len);
 		*entries += r->entries;
-		*written += r->written;
+		*written += r->written + READ_ONCE(per_cpu(okp_trace_locked_out, cpu));
 		okp_ring_unlock(r, flags);
 		total += c->len;
 	}
@@ -300,6 +305,7 @@ unsigned long okp_trace_buffer_dropped(void)
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		dropped += READ_ONCE(per_cpu_ptr(okp_trace_rings, cpu)->dropped);
+		dropped += READ_ONCE(per_cpu_ptr(okp_trace_rings, cpu)->dropped) +
+			   READ_ONCE(per_cpu(okp_trace_locked_out, cpu));
 	return dropped;
 }

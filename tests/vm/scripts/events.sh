@@ -109,7 +109,22 @@ check "a blocked trace_pipe reader gets the 3 records written meanwhile" is "$(g
 check "trace_pipe consumed them" is "$(records rd)" 0
 echo 2 > $call_read
 check "trace_pipe returns what is there (non-blocking read of 2 records)" is "$(timeout 2 head -n 2 $d/trace_pipe | grep -c ' rd: ')" 2
+
+# 5b. Under load (4 writers; the rings fill): every hit is a record kept or one counted as
+#     dropped, and every kept record is whole.
+hits_before=$(awk '$1 == "rd" {print $2}' $d/kprobe_profile)
+echo > $d/trace
+for i in 1 2 3 4; do echo 1000 > $call_read & done; wait
 echo 0 > $d/events/okp/rd/enable
+hits=$(($(awk '$1 == "rd" {print $2}' $d/kprobe_profile) - hits_before))
+counts=$(sed -n 's/^# entries-in-buffer\/entries-written: \([0-9]*\)\/\([0-9]*\) .*/\1 \2/p' $d/trace)
+dropped=$(sed -n 's/^# okprobes: \([0-9]*\) dropped.*/\1/p' $d/trace)
+whole=$(grep -cE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] [.a-zA-Z0-9]{5} +[0-9]+\.[0-9]{6}: rd: \(okp_target_read\+0x[04]/0x[0-9a-f]+ \[okp_target\]\) magic=0x1122334455667788 .* st=0x[0-9a-f]+ sp=0x[0-9a-f]+$' $d/trace)
+echo "# 4000 calls: hits $hits, entries/written $counts, dropped $dropped, whole records $whole"
+check "4000 calls from 4 writers: 4000 hits, each written" sh -c "[ $hits = 4000 ] && [ '${counts#* }' = 4000 ]"
+check "... written = kept + dropped, some dropped (the rings were full)" sh -c "[ $((${counts% *} + dropped)) = 4000 ] && [ $dropped -gt 0 ]"
+check "... every kept record is whole" is "$whole" "${counts% *}"
+echo > $d/trace
 
 # 6. Bad lines: each refused with the kernel's message, the caret under the kernel's column, and
 #    nothing else changed. "column|message|line".
