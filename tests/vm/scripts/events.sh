@@ -133,7 +133,7 @@ bad=/tmp/okp-bad-lines
 cat > $bad <<'LINES'
 24|Invalid register name|p:okp/bad okp_target_fn %foo
 24|$retval is not available on probe|p:okp/bad okp_target_fn $retval
-10|Retprobe address must be an function entry|r:okp/bad okp_target_fn+8 %ax
+10|Retprobe address must be an function entry|r:okp/bad vfs_read+8 %ax
 23|Invalid probed address suffix|p:okp/bad okp_target_fn%foo
 10|Invalid probed address or symbol|p:okp/bad no_such_function_okp
 1|Maxactive is not for kprobe|p5:okp/bad okp_target_fn
