@@ -114,7 +114,14 @@ void okp_event_log_end(void);
 int okp_event_log_show(struct seq_file *m);
 void okp_event_log_clear(void);
 
-/* registers.c: an arch's register name (%REG without the %) to its offset in pt_regs. */
+/* registers.c: an arch's register name (%REG without the %) to its offset in pt_regs, from
+ * the arch's table (src/kernel/arch/<arch>/event_registers.c). */
+struct okp_event_register {
+	const char *name;
+	unsigned int offset;
+};
+extern const struct okp_event_register okp_event_registers[];
+extern const unsigned int okp_event_register_count;
 int okp_event_register_offset(const char *name);
 
 /* fetch_args.c: parse argument i of an event, and fetch and print every argument at a hit. */
