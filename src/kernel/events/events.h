@@ -34,6 +34,7 @@ struct seq_file;
 #define OKP_EV_MAX_ARGSTR_LEN 63	/* MAX_ARGSTR_LEN: one fetch argument's text */
 #define OKP_EV_MAX_ARG_NAME_LEN 32	/* MAX_ARG_NAME_LEN */
 #define OKP_EV_MAX_DEREFS 8		/* nested +OFFS(...) levels */
+#define OKP_EV_MAX_ARRAY_LEN 64		/* MAX_ARRAY_LEN */
 #define OKP_EV_MAX_MAXACTIVE 4096	/* KRETPROBE_MAXACTIVE_MAX */
 #define OKP_EV_DEFAULT_GROUP "kprobes"	/* KPROBE_EVENT_SYSTEM */
 /* A string argument is cut at this many bytes in a record (the kernel keeps up to PATH_MAX). */
@@ -76,6 +77,7 @@ struct okp_fetch_arg {
 	struct okp_fetch_deref deref[OKP_EV_MAX_DEREFS];
 	enum okp_fetch_kind kind;
 	unsigned int size;		/* bytes of a numeric type */
+	unsigned int count;		/* TYPE[count]: an array in memory; 0: one value */
 	/* bitfield b<width>@<offset>/<size>: width 0 means none */
 	unsigned int bit_width, bit_offset;
 };

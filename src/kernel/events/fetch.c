@@ -139,19 +139,11 @@ static u64 okp_read_sized(unsigned long addr, unsigned int size, bool user)
 }
 NOKPROBE_SYMBOL(okp_read_sized);
 
-static int okp_print_value(const struct okp_fetch_arg *arg, struct pt_regs *regs,
-			   char *buf, int len)
+/* One number of the argument's type, its bitfield taken out, as the kernel prints it. */
+static int okp_print_number(const struct okp_fetch_arg *arg, u64 value, char *buf, int len)
 {
-	u64 value = 0;
-	unsigned long addr;
 	unsigned int shift;
 
-	if (arg->nderef) {
-		if (!okp_fetch_address(arg, regs, &addr))
-			value = okp_read_sized(addr, arg->size, arg->deref[arg->nderef - 1].user);
-	} else {
-		value = okp_fetch_source(arg, regs);
-	}
 	if (arg->size < 8)
 		value &= (1ULL << (arg->size * 8)) - 1;
 	if (arg->bit_width) {
@@ -161,16 +153,46 @@ static int okp_print_value(const struct okp_fetch_arg *arg, struct pt_regs *regs
 	switch (arg->kind) {
 	case OKP_TYPE_SIGNED:
 		shift = 64 - arg->size * 8;
-		return scnprintf(buf, len, " %s=%lld", arg->name, (s64)(value << shift) >> shift);
+		return scnprintf(buf, len, "%lld", (s64)(value << shift) >> shift);
 	case OKP_TYPE_UNSIGNED:
-		return scnprintf(buf, len, " %s=%llu", arg->name, value);
+		return scnprintf(buf, len, "%llu", value);
 	case OKP_TYPE_SYMBOL:
-		return scnprintf(buf, len, " %s=%pS", arg->name, (void *)(unsigned long)value);
+		return scnprintf(buf, len, "%pS", (void *)(unsigned long)value);
 	case OKP_TYPE_SYMSTR:
-		return scnprintf(buf, len, " %s=\"%pS\"", arg->name, (void *)(unsigned long)value);
+		return scnprintf(buf, len, "\"%pS\"", (void *)(unsigned long)value);
 	default:
-		return scnprintf(buf, len, " %s=0x%llx", arg->name, value);
+		return scnprintf(buf, len, "0x%llx", value);
 	}
+}
+NOKPROBE_SYMBOL(okp_print_number);
+
+/* " name=value", or for TYPE[N] " name={v0,v1,...}" read one after another from memory. */
+static int okp_print_value(const struct okp_fetch_arg *arg, struct pt_regs *regs,
+			   char *buf, int len)
+{
+	unsigned long addr = 0;
+	bool user = arg->nderef && arg->deref[arg->nderef - 1].user;
+	bool readable = arg->nderef && !okp_fetch_address(arg, regs, &addr);
+	unsigned int i;
+	int used;
+
+	used = scnprintf(buf, len, " %s=", arg->name);
+	if (!arg->count) {
+		u64 value = 0;
+
+		if (readable)
+			value = okp_read_sized(addr, arg->size, user);
+		else if (!arg->nderef)
+			value = okp_fetch_source(arg, regs);
+		return used + okp_print_number(arg, value, buf + used, len - used);
+	}
+	for (i = 0; i < arg->count; i++) {
+		u64 value = readable ? okp_read_sized(addr + i * arg->size, arg->size, user) : 0;
+
+		used += scnprintf(buf + used, len - used, i ? "," : "{");
+		used += okp_print_number(arg, value, buf + used, len - used);
+	}
+	return used + scnprintf(buf + used, len - used, "}");
 }
 NOKPROBE_SYMBOL(okp_print_value);
 

@@ -361,16 +361,37 @@ static int okp_parse_body(struct okp_fetch_arg *arg, const char *body, bool is_r
 	}
 	type = strchr(text, ':');
 	if (type) {
-		*type++ = '\0';
-		if (strchr(type, '[')) {
-			okp_event_log_err(offset + (strchr(type, '[') - text),
-					  "Array type is not supported by okprobes yet");
-			goto out;
+		char *count = strchr(++type, '['), *close;
+
+		type[-1] = '\0';
+		if (count) {
+			/* TYPE[N] */
+			*count++ = '\0';
+			close = strchr(count, ']');
+			if (!close) {
+				okp_event_log_err(offset + (count + strlen(count) - text),
+						  "Array is not closed");
+				goto out;
+			}
+			if (close[1] != '\0') {
+				okp_event_log_err(offset + (close + 1 - text), "Array has wrong suffix");
+				goto out;
+			}
+			*close = '\0';
+			if (kstrtouint(count, 0, &arg->count) || !arg->count) {
+				okp_event_log_err(offset + (count - text), "Invalid array size");
+				goto out;
+			}
+			if (arg->count > OKP_EV_MAX_ARRAY_LEN) {
+				okp_event_log_err(offset + (count - text), "Array number is too big");
+				goto out;
+			}
 		}
 	}
 	if (!strcmp(text, "$comm") || !strcmp(text, "$COMM") || !strncmp(text, "\\\"", 2)) {
-		/* the kernel refuses another type here without a log entry; okprobes says why */
-		if (type && strcmp(type, "string")) {
+		/* the kernel refuses another type or an array here without a log entry; okprobes
+		 * says why */
+		if ((type && strcmp(type, "string")) || arg->count) {
 			okp_event_log_err(offset + (type - text), "Unknown type is specified");
 			goto out;
 		}
@@ -395,6 +416,14 @@ static int okp_parse_body(struct okp_fetch_arg *arg, const char *body, bool is_r
 	if (ret)
 		goto out;
 	ret = -EINVAL;
+	if (arg->count && (!arg->nderef || okp_kind_is_string(arg->kind) ||
+			   arg->kind == OKP_TYPE_SYMSTR)) {
+		/* an array is read from memory; okprobes has no arrays of strings yet */
+		okp_event_log_err(offset + (type ? (type - text) : 0),
+				  arg->nderef ? "Arrays of strings are not supported by okprobes yet" :
+						"String accepts only memory argument");
+		goto out;
+	}
 	if (okp_kind_is_string(arg->kind) && !arg->nderef && arg->source != OKP_FETCH_IMM &&
 	    arg->source != OKP_FETCH_COMM && arg->source != OKP_FETCH_IMMSTR) {
 		okp_event_log_err(offset + (type ? (type - text) : 0),
@@ -489,6 +518,13 @@ void okp_fetch_arg_show_format(struct seq_file *m, const struct okp_fetch_arg *a
 	bool dynamic = okp_kind_is_string(arg->kind) || arg->kind == OKP_TYPE_SYMSTR;
 	unsigned int size = dynamic ? 4 : arg->size;
 
+	if (arg->count) {
+		seq_printf(m, "\tfield:%s %s[%u];\toffset:%u;\tsize:%u;\tsigned:%d;\n",
+			   okp_field_type(arg), arg->name, arg->count, *offset, size * arg->count,
+			   arg->kind == OKP_TYPE_SIGNED);
+		*offset += size * arg->count;
+		return;
+	}
 	seq_printf(m, "\tfield:%s %s;\toffset:%u;\tsize:%u;\tsigned:%d;\n", okp_field_type(arg),
 		   arg->name, *offset, size, arg->kind == OKP_TYPE_SIGNED);
 	*offset += size;

@@ -30,7 +30,7 @@ const char okp_events_readme[] =
 	"\t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"\n"
 	"\t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, string, symbol,\n"
 	"\t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n"
-	"\t           symstr\n"
+	"\t           symstr, <type>\\[<array-size>\\]\n"
 	"\n"
-	"  Not supported yet by okprobes: <type>[<array-size>], appending a probe to an existing\n"
+	"  Not supported yet by okprobes: arrays of strings, appending a probe to an existing\n"
 	"  event, the tracefs instance. Events on modules not loaded yet wait for the module.\n";

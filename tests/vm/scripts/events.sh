@@ -40,14 +40,14 @@ echo > $ke; echo > $d/error_log; echo > $d/trace
 fn_addr=$(awk '$3 == "okp_target_fn" {print $1; exit}' /proc/kallsyms)
 read_addr=$(awk '$3 == "okp_target_read" {print $1; exit}' /proc/kallsyms)
 check "a probe with every kind of fetch arg is accepted" define \
-  "p:okp/rd okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 negu=+8(%di):u32 b=+12(%di):b4@4/32 name=+16(%di):string ptr=+0(+32(%di)):string n=%si:u8 a2=\$arg2 sym=@okp_target_record:x64 symoff=@okp_target_record+8:s32 imm=\\1234 str=\\\"hi\" cm=\$comm fn=\\0x$read_addr:symbol st=\$stack0 sp=\$stack"
+  "p:okp/rd okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 negu=+8(%di):u32 b=+12(%di):b4@4/32 name=+16(%di):string ptr=+0(+32(%di)):string n=%si:u8 a2=\$arg2 sym=@okp_target_record:x64 symoff=@okp_target_record+8:s32 imm=\\1234 str=\\\"hi\" cm=\$comm fn=\\0x$read_addr:symbol st=\$stack0 sp=\$stack arr=+16(%di):u8[3] arx=+8(%di):x16[2]"
 check "a return event: r and \$retval" define "r:okp/rdret okp_target_read ret=\$retval:s64"
 check "SYM%return makes a return event too" define "p:okp/rdret2 okp_target_read%return \$retval"
 check "default names: p_SYM_0, r_SYM_0, a module prefix, maxactive" \
   sh -c "echo 'p okp_target_fn %di' >> $ke && echo 'r okp_target_fn' >> $ke && echo 'p okp_target:okp_target_opt' >> $ke && echo 'r5 okp_target_opt' >> $ke"
 check "an address probe" define "p:okp/byaddr 0x$fn_addr"
 check "kprobe_events reads the first definition back in the kernel's format" \
-  grep -qxF "p:okp/rd okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 negu=+8(%di):u32 b=+12(%di):b4@4/32 name=+16(%di):string ptr=+0(+32(%di)):string n=%si:u8 a2=\$arg2 sym=@okp_target_record:x64 symoff=@okp_target_record+8:s32 imm=\\1234 str=\\\"hi\" cm=\$comm fn=\\0x$read_addr:symbol st=\$stack0 sp=\$stack" $ke
+  grep -qxF "p:okp/rd okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 negu=+8(%di):u32 b=+12(%di):b4@4/32 name=+16(%di):string ptr=+0(+32(%di)):string n=%si:u8 a2=\$arg2 sym=@okp_target_record:x64 symoff=@okp_target_record+8:s32 imm=\\1234 str=\\\"hi\" cm=\$comm fn=\\0x$read_addr:symbol st=\$stack0 sp=\$stack arr=+16(%di):u8[3] arx=+8(%di):x16[2]" $ke
 check "... the return events" sh -c "grep -qxF 'r:okp/rdret okp_target_read ret=\$retval:s64' $ke && grep -qxF 'r:okp/rdret2 okp_target_read arg1=\$retval' $ke"
 check "... default names and groups" sh -c "grep -qxF 'p:kprobes/p_okp_target_fn_0 okp_target_fn arg1=%di' $ke && grep -qxF 'r:kprobes/r_okp_target_fn_0 okp_target_fn' $ke && grep -qxF 'p:kprobes/p_okp_target_okp_target_opt_0 okp_target:okp_target_opt' $ke && grep -qxF 'r5:kprobes/r_okp_target_opt_0 okp_target_opt' $ke"
 # (0x%p as the kernel prints it: a hashed value, or (____ptrval____) this early after boot)
@@ -69,11 +69,11 @@ check "one call, one record, in the kernel's format" \
   sh -c "echo '$rec' | grep -qE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] [.dDbXnNpzZhHs0-9a-f]{5} +[0-9]+\.[0-9]{6}: rd: \(okp_target_read\+0x[04]/0x[0-9a-f]+ \[okp_target\]\) '"
 for v in 'magic=0x1122334455667788' 'neg=-5' 'negu=4294967291' 'b=10' 'name="okprobes"' \
          'ptr="pointed-to"' 'n=7' 'a2=0x7' 'sym=0x1122334455667788' 'symoff=-5' 'imm=0x4d2' \
-         'str="hi"' 'fn=okp_target_read+0x0/0x'; do
+         'str="hi"' 'fn=okp_target_read+0x0/0x' 'arr={111,107,112}' 'arx={0xfffb,0xffff}'; do
   check "fetched $v" sh -c "echo '$rec' | grep -qF ' $v'"
 done
 check "fetched \$comm as the caller's name" sh -c "echo '$rec' | grep -qE ' cm=\"[^\"]+\"'"
-check "fetched \$stack0 and \$stack" sh -c "echo '$rec' | grep -qE ' st=0x[0-9a-f]+ sp=0x[0-9a-f]+$'"
+check "fetched \$stack0 and \$stack" sh -c "echo '$rec' | grep -qE ' st=0x[0-9a-f]+ sp=0x[0-9a-f]+ '"
 echo 1 > $d/events/okp/rdret/enable; echo 1 > $d/events/okp/rdret2/enable
 echo 1 > $call_read
 check "a return event records (caller+off/size <- func) and \$retval:s64" \
@@ -119,7 +119,7 @@ echo 0 > $d/events/okp/rd/enable
 hits=$(($(awk '$1 == "rd" {print $2}' $d/kprobe_profile) - hits_before))
 counts=$(sed -n 's/^# entries-in-buffer\/entries-written: \([0-9]*\)\/\([0-9]*\) .*/\1 \2/p' $d/trace)
 dropped=$(sed -n 's/^# okprobes: \([0-9]*\) dropped.*/\1/p' $d/trace)
-whole=$(grep -cE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] [.a-zA-Z0-9]{5} +[0-9]+\.[0-9]{6}: rd: \(okp_target_read\+0x[04]/0x[0-9a-f]+ \[okp_target\]\) magic=0x1122334455667788 .* st=0x[0-9a-f]+ sp=0x[0-9a-f]+$' $d/trace)
+whole=$(grep -cE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] [.a-zA-Z0-9]{5} +[0-9]+\.[0-9]{6}: rd: \(okp_target_read\+0x[04]/0x[0-9a-f]+ \[okp_target\]\) magic=0x1122334455667788 .* st=0x[0-9a-f]+ sp=0x[0-9a-f]+ arr=\{111,107,112\} arx=\{0xfffb,0xffff\}$' $d/trace)
 echo "# 4000 calls: hits $hits, entries/written $counts, dropped $dropped, whole records $whole"
 check "4000 calls from 4 writers: 4000 hits, each written" sh -c "[ $hits = 4000 ] && [ '${counts#* }' = 4000 ]"
 check "... written = kept + dropped, some dropped (the rings were full)" sh -c "[ $((${counts% *} + dropped)) = 4000 ] && [ $dropped -gt 0 ]"
@@ -156,6 +156,11 @@ cat > $bad <<'LINES'
 30|Invalid bitfield|p:okp/bad okp_target_fn x=%di:b0@1/32
 24|Argument name is too long|p:okp/bad okp_target_fn aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=%di
 24|Invalid memory address|p:okp/bad okp_target_fn @0x12z
+38|Array is not closed|p:okp/bad okp_target_fn x=+0(%di):u8[2
+39|Array has wrong suffix|p:okp/bad okp_target_fn x=+0(%di):u8[2]x
+37|Invalid array size|p:okp/bad okp_target_fn x=+0(%di):u8[0]
+37|Array number is too big|p:okp/bad okp_target_fn x=+0(%di):u8[65]
+30|String accepts only memory argument|p:okp/bad okp_target_fn x=%di:u8[2]
 10|Failed to register probe event|p:okp/bad okp_arg
 LINES
 # The last entry of an error_log: "column|message".
