@@ -11,6 +11,7 @@
 
 #include <okprobes/okprobes.h>
 #include "okp_glue.h"
+#include "events/events.h"
 
 /* Lets a client module check, at its load, that it was built against this okprobes. */
 unsigned int okp_api_version(void)
@@ -52,9 +53,14 @@ static int __init okp_init(void)
 	ret = okp_sysctl_init();
 	if (ret)
 		goto err_debugfs;
+	ret = okp_events_init();	/* kprobe events: clients of the API above */
+	if (ret)
+		goto err_sysctl;
 	pr_info("loaded (API %u)\n", OKP_API_VERSION);
 	return 0;
 
+err_sysctl:
+	okp_sysctl_exit();
 err_debugfs:
 	okp_debugfs_exit();
 err_trap:
@@ -70,6 +76,7 @@ err_core:
 
 static void __exit okp_exit(void)
 {
+	okp_events_exit();	/* its probes, enabled or not, before the core goes */
 	okp_sysctl_exit();
 	okp_debugfs_exit();
 	/* No probe is left (clients hold a reference on us), so no trap can still be ours. */

@@ -3,6 +3,8 @@
  * A module whose text guest scripts probe. Writing N to /sys/kernel/debug/okp_target/call
  * calls okp_target_fn N times; reading it gives the last result (so a script can check that
  * probed code still computes (x + 1) * 2); call_opt does the same for okp_target_opt.
+ * call_read calls okp_target_read(&okp_target_record, 7): known memory for kprobe events'
+ * fetch arguments (tests/vm/scripts/events.sh).
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>
@@ -11,6 +13,29 @@ unsigned long okp_target_fn(unsigned long x);
 unsigned long okp_target_opt(unsigned long x);
 
 static struct dentry *dir;
+
+/* Offsets events.sh names: magic 0, negative 8, bits 12, name 16, name_ptr 32. */
+struct okp_target_record {
+	u64 magic;
+	s32 negative;
+	u32 bits;
+	char name[16];
+	const char *name_ptr;
+};
+struct okp_target_record okp_target_record = {
+	.magic = 0x1122334455667788ULL,
+	.negative = -5,
+	.bits = 0xa5,
+	.name = "okprobes",
+	.name_ptr = "pointed-to",
+};
+noinline unsigned long okp_target_read(const struct okp_target_record *r, unsigned long n);
+noinline unsigned long okp_target_read(const struct okp_target_record *r, unsigned long n)
+{
+	/* the barrier keeps the call and its arguments: the compiler sees r escape */
+	barrier_data((void *)r);
+	return r->negative + n;
+}
 static u64 last;
 
 static int call_set(void *data, u64 n)
@@ -40,11 +65,31 @@ static int call_opt_set(void *data, u64 n)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(call_opt_fops, call_get, call_opt_set, "%llu\n");
 
+static int call_read_set(void *data, u64 n)
+{
+	u64 i;
+
+	for (i = 0; i < n; i++)
+		last = okp_target_read(&okp_target_record, 7);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(call_read_fops, call_get, call_read_set, "%llu\n");
+
+/* init_calls=N: okp_target_fn(10..) N times in the module's init, for probes that must be armed
+ * by then (events.sh: an event on a module not loaded yet fires in its init). */
+static unsigned int init_calls;
+module_param(init_calls, uint, 0400);
+
 static int __init okp_target_init(void)
 {
+	unsigned int i;
+
+	for (i = 0; i < init_calls; i++)
+		last = okp_target_fn(i + 10);
 	dir = debugfs_create_dir("okp_target", NULL);
 	debugfs_create_file("call", 0600, dir, NULL, &call_fops);
 	debugfs_create_file("call_opt", 0600, dir, NULL, &call_opt_fops);
+	debugfs_create_file("call_read", 0600, dir, NULL, &call_read_fops);
 	return 0;
 }
 

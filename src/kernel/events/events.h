@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kprobe events in the kernel's kprobe_events syntax, built on okprobes' own C API
+ * (okp_register_kprobe/okp_register_kretprobe): the probe machinery is not touched. Shared
+ * declarations of src/kernel/events/; docs/events.md describes the interface.
+ *
+ * Locking, for every file here, outer to inner:
+ * - okp_events_change_mutex serializes what changes the set of events (kprobe_events writes,
+ *   module unload), the events/ directory tree and the error log. No file operation of the
+ *   events/ tree takes it, so debugfs_remove() of an event's files, which waits for their
+ *   operations in progress, is called with it held and okp_events_mutex released.
+ * - okp_events_mutex guards the event table (the list, each event's enabled state): the list
+ *   changes with both held, so holding either is enough to walk it.
+ * An event is immutable once it is in the table, apart from its enabled state; the hit path
+ * reads it without a lock because okp_unregister_k(ret)probe() returns only once no handler
+ * runs any more. The trace buffer has its own per-CPU locks (trace_buffer.c).
+ */
+#ifndef OKP_EVENTS_EVENTS_H
+#define OKP_EVENTS_EVENTS_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+
+#include <okprobes/okprobes.h>
+
+struct dentry;
+struct pt_regs;
+struct seq_file;
+
+/* The kernel's limits (kernel/trace/trace_probe.h). */
+#define OKP_EV_MAX_NAME_LEN 64		/* MAX_EVENT_NAME_LEN: group and event names */
+#define OKP_EV_MAX_ARGS 128		/* MAX_TRACE_ARGS */
+#define OKP_EV_MAX_ARGSTR_LEN 63	/* MAX_ARGSTR_LEN: one fetch argument's text */
+#define OKP_EV_MAX_ARG_NAME_LEN 32	/* MAX_ARG_NAME_LEN */
+#define OKP_EV_MAX_DEREFS 8		/* nested +OFFS(...) levels */
+#define OKP_EV_MAX_ARRAY_LEN 64		/* MAX_ARRAY_LEN */
+#define OKP_EV_MAX_MAXACTIVE 4096	/* KRETPROBE_MAXACTIVE_MAX */
+#define OKP_EV_DEFAULT_GROUP "kprobes"	/* KPROBE_EVENT_SYSTEM */
+/* A string argument is cut at this many bytes in a record (the kernel keeps up to PATH_MAX). */
+#define OKP_EV_MAX_STRING 256
+
+/* Where a fetch argument's value comes from. */
+enum okp_fetch_source {
+	OKP_FETCH_REG,		/* %REG: param is the register's offset in pt_regs */
+	OKP_FETCH_STACK,	/* $stackN: param is N */
+	OKP_FETCH_STACKP,	/* $stack */
+	OKP_FETCH_RETVAL,	/* $retval */
+	OKP_FETCH_ARG,		/* $argN: param is N - 1 */
+	OKP_FETCH_COMM,		/* $comm */
+	OKP_FETCH_IMM,		/* \IMM, @ADDR, @SYM (param: the value or address) */
+	OKP_FETCH_IMMSTR,	/* \"STRING" */
+};
+
+enum okp_fetch_kind {
+	OKP_TYPE_UNSIGNED,	/* u8..u64 */
+	OKP_TYPE_SIGNED,	/* s8..s64 */
+	OKP_TYPE_HEX,		/* x8..x64 */
+	OKP_TYPE_SYMBOL,	/* symbol: an address printed as sym+off/size */
+	OKP_TYPE_SYMSTR,	/* symstr: the same, as a string */
+	OKP_TYPE_STRING,	/* string */
+	OKP_TYPE_USTRING,	/* ustring: the string is in user memory */
+};
+
+struct okp_fetch_deref {
+	long offset;
+	bool user;		/* +uOFFS(...): a user-memory read */
+};
+
+struct okp_fetch_arg {
+	char name[OKP_EV_MAX_ARG_NAME_LEN + 1];
+	char *text;			/* the fetch argument as written, for reading back */
+	enum okp_fetch_source source;
+	unsigned long param;
+	char *immstr;			/* OKP_FETCH_IMMSTR */
+	unsigned int nderef;
+	struct okp_fetch_deref deref[OKP_EV_MAX_DEREFS];
+	enum okp_fetch_kind kind;
+	unsigned int size;		/* bytes of a numeric type */
+	unsigned int count;		/* TYPE[count]: an array in memory; 0: one value */
+	/* bitfield b<width>@<offset>/<size>: width 0 means none */
+	unsigned int bit_width, bit_offset;
+};
+
+struct okp_event {
+	struct list_head node;		/* in okp_events */
+	char group[OKP_EV_MAX_NAME_LEN];
+	char name[OKP_EV_MAX_NAME_LEN];
+	char *symbol;			/* "[MOD:]SYM" or NULL for an address */
+	char *module;			/* MOD of MOD:SYM (not vmlinux), or NULL */
+	bool pending;			/* its module is not loaded: no probe registered */
+	unsigned long addr;		/* the address asked for, when no symbol */
+	unsigned int offset;
+	bool is_return;
+	int maxactive;
+	bool enabled;
+	unsigned int id;
+	unsigned int nargs;
+	struct okp_fetch_arg *args;
+	/* what okprobes probes with: kprobe for p events, kretprobe for r events */
+	struct okp_kprobe kp;
+	struct okp_kretprobe rp;
+	struct dentry *dir;		/* events/GROUP/NAME */
+	void *enable_scope;		/* what its enable file covers (event_files.c) */
+};
+
+extern struct mutex okp_events_change_mutex;
+extern struct mutex okp_events_mutex;
+extern struct list_head okp_events;
+
+/* error_log.c: the kernel's tracing error log, for the line being parsed. */
+void okp_event_log_begin(int argc, const char *const *argv);
+void okp_event_log_set_index(int index);
+void okp_event_log_err(int offset, const char *message);
+void okp_event_log_end(void);
+int okp_event_log_show(struct seq_file *m);
+void okp_event_log_clear(void);
+
+/* registers.c: an arch's register name (%REG without the %) to its offset in pt_regs, from
+ * the arch's table (src/kernel/arch/<arch>/event_registers.c). */
+struct okp_event_register {
+	const char *name;
+	unsigned int offset;
+};
+extern const struct okp_event_register okp_event_registers[];
+extern const unsigned int okp_event_register_count;
+int okp_event_register_offset(const char *name);
+
+/* fetch_args.c: parse argument i of an event, and fetch and print every argument at a hit. */
+int okp_fetch_arg_parse(struct okp_fetch_arg *args, unsigned int i, const char *text,
+			bool is_return, bool at_func_entry);
+void okp_fetch_arg_free(struct okp_fetch_arg *arg);
+int okp_fetch_args_print(const struct okp_fetch_arg *args, unsigned int nargs,
+			 struct pt_regs *regs, char *buf, int len);
+void okp_fetch_arg_show_format(struct seq_file *m, const struct okp_fetch_arg *arg,
+			       unsigned int *offset);
+void okp_fetch_arg_show_print_fmt(struct seq_file *m, const struct okp_fetch_arg *arg);
+
+/* parser.c: one kprobe_events line (a definition or a removal). */
+int okp_event_command(char *line);
+
+/* event_table.c: the events, their probes and enabled state. */
+int okp_event_add(struct okp_event *ev);
+int okp_event_remove(const char *group, const char *name);
+int okp_event_remove_all(void);
+struct okp_event *okp_event_find(const char *group, const char *name);
+void okp_event_free(struct okp_event *ev);
+int okp_event_set_enabled(struct okp_event *ev, bool enable);
+unsigned long okp_event_hits(const struct okp_event *ev);
+unsigned long okp_event_misses(const struct okp_event *ev);
+void okp_event_show_definition(struct seq_file *m, const struct okp_event *ev);
+void okp_events_teardown(void);
+/* Register (and enable, if the event is) the probe of a pending event; unregister it. */
+void okp_event_arm(struct okp_event *ev);
+void okp_event_disarm(struct okp_event *ev);
+
+/* pending.c: events on modules not loaded yet. */
+bool okp_event_module_loaded(const char *name);
+int okp_events_pending_init(void);
+void okp_events_pending_exit(void);
+
+/* record.c: the hit handlers, which write one trace record per hit. */
+int okp_event_kprobe_hit(struct okp_kprobe *kp, struct pt_regs *regs);
+int okp_event_kretprobe_hit(struct okp_kretprobe_instance *ri, struct pt_regs *regs);
+
+/* trace_buffer.c: per-CPU buffers of formatted records. */
+int okp_trace_buffer_init(void);
+void okp_trace_buffer_exit(void);
+/* The hit path: reserve room for a record of at most len bytes on this CPU, fill it, commit. */
+char *okp_trace_buffer_begin(unsigned long *irq_flags, u64 *ts);
+void okp_trace_buffer_commit(char *text, int len, unsigned long irq_flags);
+void okp_trace_buffer_clear(void);
+/* A snapshot of every record, oldest first, as text (vfree it). */
+char *okp_trace_buffer_snapshot(size_t *len, unsigned long *entries, unsigned long *written);
+/* Take the oldest record into buf (at most len bytes): its length, 0 if none, or -ENOSPC. */
+int okp_trace_buffer_consume(char *buf, size_t len);
+bool okp_trace_buffer_empty(void);
+/* Records refused because a ring was full (trace's header, the profile's tests). */
+unsigned long okp_trace_buffer_dropped(void);
+#define OKP_TRACE_RECORD_MAX 2048
+
+/* event_files.c: events/, events/GROUP/, events/GROUP/NAME/{enable,format}. */
+int okp_event_files_init(struct dentry *root);
+void okp_event_files_exit(void);
+int okp_event_files_add(struct okp_event *ev);
+void okp_event_files_remove(struct okp_event *ev);
+
+/* readme.c */
+extern const char okp_events_readme[];
+
+/* debugfs_files.c */
+int okp_events_init(void);
+void okp_events_exit(void);
+
+#endif /* OKP_EVENTS_EVENTS_H */

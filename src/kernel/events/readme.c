@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * README: the kernel's kprobe-events syntax summary (the kprobe lines of the tracing
+ * README), listing exactly what okprobes accepts; tools and tests read it to detect features.
+ *
+ * Locking: none; constant text.
+ */
+#include "events.h"
+
+const char okp_events_readme[] =
+	"okprobes kprobe events (the kernel's kprobe_events syntax; docs/events.md)\n"
+	"\n"
+	"  kprobe_events\t\t- Create/append/remove/show the kernel dynamic events\n"
+	"\t\t\t  Write into this file to define/undefine new trace events.\n"
+	"  kprobe_profile\t- Event name, hits and misses of each event\n"
+	"  error_log\t\t- Why the last lines were refused (> error_log clears it)\n"
+	"  trace\t\t\t- The records (> trace clears them)\n"
+	"  trace_pipe\t\t- A consuming read of the records, blocking while there are none\n"
+	"  events/\t\t- enable (all), GROUP/enable, GROUP/EVENT/{enable,format}\n"
+	"\n"
+	"  Create/append a kprobe event:\n"
+	"\t  p[:[<group>/][<event>]] <place> [<args>]\n"
+	"\t  r[maxactive][:[<group>/][<event>]] <place> [<args>]\n"
+	"\t  -:[<group>/]<event>\n"
+	"\t    place: [<module>:]<symbol>[+<offset>]|<memaddr>\n"
+	"\t    place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>\n"
+	"\t     args: <name>=fetcharg[:type]\n"
+	"\t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],\n"
+	"\t           $stack<index>, $stack, $retval, $comm, $arg<N>,\n"
+	"\t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\\"imm-string\"\n"
+	"\t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, string, symbol,\n"
+	"\t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n"
+	"\t           symstr, <type>\\[<array-size>\\]\n"
+	"\n"
+	"  Not supported yet by okprobes: arrays of strings, appending a probe to an existing\n"
+	"  event, the tracefs instance. Events on modules not loaded yet wait for the module.\n";

@@ -1,0 +1,239 @@
+# Guest script (busybox sh): kprobe events in the kernel's kprobe_events syntax under
+# /sys/kernel/debug/okprobes (docs/events.md), with okp_target.ko in /okp (call_read calls
+# okp_target_read(&okp_target_record, 7) on a record of known values). A syntax corpus (good
+# lines read back in the kernel's format; bad lines refused, each with the kernel's message and
+# caret column in error_log and nothing else changed; where the kernel has kprobe events of its
+# own, it is given the same bad lines and must log the same), typed values fetched from known
+# registers and memory, return values, -EBUSY rules, removal, events/ enable files, trace and
+# trace_pipe records, kprobe_profile, unload with events enabled.
+# Standalone, or appended to another script in the same boot (it then continues its numbering).
+# Prints TAP lines; exits non-zero if any check failed.
+n=${n:-0} failed=${failed:-0}
+check() { # description, then a command
+  desc=$1; shift; n=$((n + 1))
+  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
+}
+is() { [ "$1" = "$2" ]; }
+d=/sys/kernel/debug/okprobes
+ke=$d/kprobe_events
+grep -q '^okp_target ' /proc/modules || insmod /okp/okp_target.ko
+call_read=/sys/kernel/debug/okp_target/call_read
+call=/sys/kernel/debug/okp_target/call
+# The kernel's own kprobe events, where there are (CONFIG_KPROBE_EVENTS), for comparison.
+t=/sys/kernel/tracing
+mount -t tracefs nodev $t 2>/dev/null
+if [ -w $t/kprobe_events ]; then kernel_events=1; else kernel_events=; fi
+# okprobes' messages and carets are 6.1's (later kernels reworded some: "Maxactive is only for
+# function exit", "Invalid $-valiable specified"): the bad lines are compared on 6.1 only.
+case $(uname -r) in 6.1.*) kernel_errors=$kernel_events ;; *) kernel_errors= ;; esac
+define() { echo "$1" >> $ke; }
+records() { grep -c "^ *[^#].* $1: " $d/trace; }
+
+# 1. The files.
+check "kprobe_events, kprobe_profile, error_log, trace, trace_pipe, README, events/enable exist" \
+  sh -c "for f in kprobe_events kprobe_profile error_log trace trace_pipe README events/enable; do [ -e $d/\$f ] || exit 1; done"
+check "README lists the syntax and the fetch args okprobes supports" \
+  sh -c "grep -q 'r\[maxactive\]\[:\[<group>/\]\[<event>\]\] <place> \[<args>\]' $d/README && grep -q 'ustring' $d/README"
+echo > $ke; echo > $d/error_log; echo > $d/trace
+
+# 2. Good lines, read back as the kernel prints them.
+fn_addr=$(awk '$3 == "okp_target_fn" {print $1; exit}' /proc/kallsyms)
+read_addr=$(awk '$3 == "okp_target_read" {print $1; exit}' /proc/kallsyms)
+check "a probe with every kind of fetch arg is accepted" define \
+  "p:okp/rd okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 negu=+8(%di):u32 b=+12(%di):b4@4/32 name=+16(%di):string ptr=+0(+32(%di)):string n=%si:u8 a2=\$arg2 sym=@okp_target_record:x64 symoff=@okp_target_record+8:s32 imm=\\1234 str=\\\"hi\" cm=\$comm fn=\\0x$read_addr:symbol st=\$stack0 sp=\$stack arr=+16(%di):u8[3] arx=+8(%di):x16[2]"
+check "a return event: r and \$retval" define "r:okp/rdret okp_target_read ret=\$retval:s64"
+check "SYM%return makes a return event too" define "p:okp/rdret2 okp_target_read%return \$retval"
+check "default names: p_SYM_0, r_SYM_0, a module prefix, maxactive" \
+  sh -c "echo 'p okp_target_fn %di' >> $ke && echo 'r okp_target_fn' >> $ke && echo 'p okp_target:okp_target_opt' >> $ke && echo 'r5 okp_target_opt' >> $ke"
+check "an address probe" define "p:okp/byaddr 0x$fn_addr"
+check "kprobe_events reads the first definition back in the kernel's format" \
+  grep -qxF "p:okp/rd okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 negu=+8(%di):u32 b=+12(%di):b4@4/32 name=+16(%di):string ptr=+0(+32(%di)):string n=%si:u8 a2=\$arg2 sym=@okp_target_record:x64 symoff=@okp_target_record+8:s32 imm=\\1234 str=\\\"hi\" cm=\$comm fn=\\0x$read_addr:symbol st=\$stack0 sp=\$stack arr=+16(%di):u8[3] arx=+8(%di):x16[2]" $ke
+check "... the return events" sh -c "grep -qxF 'r:okp/rdret okp_target_read ret=\$retval:s64' $ke && grep -qxF 'r:okp/rdret2 okp_target_read arg1=\$retval' $ke"
+check "... default names and groups" sh -c "grep -qxF 'p:kprobes/p_okp_target_fn_0 okp_target_fn arg1=%di' $ke && grep -qxF 'r:kprobes/r_okp_target_fn_0 okp_target_fn' $ke && grep -qxF 'p:kprobes/p_okp_target_okp_target_opt_0 okp_target:okp_target_opt' $ke && grep -qxF 'r5:kprobes/r_okp_target_opt_0 okp_target_opt' $ke"
+# (0x%p as the kernel prints it: a hashed value, or (____ptrval____) this early after boot)
+check "... the address probe" grep -qE '^p:okp/byaddr 0x[^ ]+$' $ke
+check "each event has events/GROUP/EVENT/{enable,format}" \
+  sh -c "[ -f $d/events/okp/rd/enable ] && [ -f $d/events/okp/rd/format ] && [ -f $d/events/kprobes/r_okp_target_fn_0/enable ] && [ -f $d/events/okp/enable ]"
+check "format names the fields and the print fmt" \
+  sh -c "grep -q '^name: rd$' $d/events/okp/rd/format && grep -q 'field:s32 neg;' $d/events/okp/rd/format && grep -q 'field:__data_loc char\[\] name;' $d/events/okp/rd/format && grep -q '^print fmt: \"(%lx) magic=0x%Lx neg=%d' $d/events/okp/rd/format"
+check "a new event is disabled" is "$(cat $d/events/okp/rd/enable)" 0
+
+# 3. Values, in the kernel's record format.
+echo 1 > $d/events/okp/rd/enable
+check "enable reads 1; the group's reads X (mixed)" sh -c "[ \$(cat $d/events/okp/rd/enable) = 1 ] && [ \$(cat $d/events/okp/enable) = X ]"
+echo 1 > $call_read
+rec=$(grep ' rd: ' $d/trace)
+echo "# $rec"
+# (+0x4 where the kernel has IBT: okprobes, as the kernel's kprobes, probes after the ENDBR)
+check "one call, one record, in the kernel's format" \
+  sh -c "echo '$rec' | grep -qE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] [.dDbXnNpzZhHs0-9a-f]{5} +[0-9]+\.[0-9]{6}: rd: \(okp_target_read\+0x[04]/0x[0-9a-f]+ \[okp_target\]\) '"
+for v in 'magic=0x1122334455667788' 'neg=-5' 'negu=4294967291' 'b=10' 'name="okprobes"' \
+         'ptr="pointed-to"' 'n=7' 'a2=0x7' 'sym=0x1122334455667788' 'symoff=-5' 'imm=0x4d2' \
+         'str="hi"' 'fn=okp_target_read+0x0/0x' 'arr={111,107,112}' 'arx={0xfffb,0xffff}'; do
+  check "fetched $v" sh -c "echo '$rec' | grep -qF ' $v'"
+done
+check "fetched \$comm as the caller's name" sh -c "echo '$rec' | grep -qE ' cm=\"[^\"]+\"'"
+check "fetched \$stack0 and \$stack" sh -c "echo '$rec' | grep -qE ' st=0x[0-9a-f]+ sp=0x[0-9a-f]+ '"
+echo 1 > $d/events/okp/rdret/enable; echo 1 > $d/events/okp/rdret2/enable
+echo 1 > $call_read
+check "a return event records (caller+off/size <- func) and \$retval:s64" \
+  grep -qE ' rdret: \(call_read_set\+0x[0-9a-f]+/0x[0-9a-f]+ \[okp_target\] <- okp_target_read\) ret=2$' $d/trace
+check "a %return event records \$retval as x64 by default" grep -qE ' rdret2: \(.* <- okp_target_read\) arg1=0x2$' $d/trace
+check "kprobe_profile: rd 2 hits, rdret 1, no misses" \
+  sh -c "awk '\$1 == \"rd\" {h=\$2; m=\$3} \$1 == \"rdret\" {r=\$2} END {exit !(h == 2 && m == 0 && r == 1)}' $d/kprobe_profile"
+check "kprobe_profile: a disabled event has no hits" sh -c "awk '\$1 == \"p_okp_target_fn_0\" {exit \$2 != 0}' $d/kprobe_profile && grep -q p_okp_target_fn_0 $d/kprobe_profile"
+
+# 4. -EBUSY while enabled; removal.
+check "an enabled event cannot be removed" sh -c "! echo '-:okp/rd' >> $ke"
+check "kprobe_events cannot be cleared while an event is enabled" sh -c "! echo > $ke"
+check "... and both changed nothing" sh -c "grep -q '^p:okp/rd ' $ke && [ \$(cat $d/events/okp/rd/enable) = 1 ]"
+echo 0 > $d/events/enable
+check "events/enable 0 disables every event" sh -c "[ \$(cat $d/events/enable) = 0 ] && [ \$(cat $d/events/okp/rd/enable) = 0 ]"
+before=$(records rd)
+echo 1 > $call_read
+check "a disabled event records nothing" is "$(records rd)" "$before"
+check "-:GRP/EVENT removes an event and its directory" sh -c "echo '-:okp/byaddr' >> $ke && ! grep -q byaddr $ke && [ ! -d $d/events/okp/byaddr ]"
+check "-:EVENT takes the default group" sh -c "echo '-:p_okp_target_fn_0' >> $ke && ! grep -q p_okp_target_fn_0 $ke"
+check "removing an event that does not exist fails" sh -c "! echo '-:okp/nosuch' >> $ke"
+
+# 5. trace and trace_pipe.
+echo > $d/trace
+check "> trace clears the records" sh -c "[ \$(grep -vc '^#' $d/trace) = 0 ] && grep -q 'entries-in-buffer/entries-written: 0/0' $d/trace"
+echo 1 > $d/events/okp/rd/enable
+cat $d/trace_pipe > /tmp/okp-pipe & pipe_pid=$!
+sleep 0.3
+echo 3 > $call_read
+sleep 0.5
+kill $pipe_pid; wait $pipe_pid 2>/dev/null
+check "a blocked trace_pipe reader gets the 3 records written meanwhile" is "$(grep -c ' rd: ' /tmp/okp-pipe)" 3
+check "trace_pipe consumed them" is "$(records rd)" 0
+echo 2 > $call_read
+check "trace_pipe returns what is there (non-blocking read of 2 records)" is "$(timeout 2 head -n 2 $d/trace_pipe | grep -c ' rd: ')" 2
+
+# 5b. Under load (4 writers; the rings fill): every hit is a record kept or one counted as
+#     dropped, and every kept record is whole.
+hits_before=$(awk '$1 == "rd" {print $2}' $d/kprobe_profile)
+echo > $d/trace
+for i in 1 2 3 4; do echo 1000 > $call_read & done; wait
+echo 0 > $d/events/okp/rd/enable
+hits=$(($(awk '$1 == "rd" {print $2}' $d/kprobe_profile) - hits_before))
+counts=$(sed -n 's/^# entries-in-buffer\/entries-written: \([0-9]*\)\/\([0-9]*\) .*/\1 \2/p' $d/trace)
+dropped=$(sed -n 's/^# okprobes: \([0-9]*\) dropped.*/\1/p' $d/trace)
+whole=$(grep -cE '^ +[^ ]+-[0-9]+ +\[[0-9]{3}\] [.a-zA-Z0-9]{5} +[0-9]+\.[0-9]{6}: rd: \(okp_target_read\+0x[04]/0x[0-9a-f]+ \[okp_target\]\) magic=0x1122334455667788 .* st=0x[0-9a-f]+ sp=0x[0-9a-f]+ arr=\{111,107,112\} arx=\{0xfffb,0xffff\}$' $d/trace)
+echo "# 4000 calls: hits $hits, entries/written $counts, dropped $dropped, whole records $whole"
+check "4000 calls from 4 writers: 4000 hits, each written" sh -c "[ $hits = 4000 ] && [ '${counts#* }' = 4000 ]"
+check "... written = kept + dropped, some dropped (the rings were full)" sh -c "[ $((${counts% *} + dropped)) = 4000 ] && [ $dropped -gt 0 ]"
+check "... every kept record is whole" is "$whole" "${counts% *}"
+echo > $d/trace
+
+# 6. Bad lines: each refused with the kernel's message, the caret under the kernel's column, and
+#    nothing else changed. "column|message|line".
+defs_before=$(cat $ke)
+bad=/tmp/okp-bad-lines
+cat > $bad <<'LINES'
+24|Invalid register name|p:okp/bad okp_target_fn %foo
+24|$retval is not available on probe|p:okp/bad okp_target_fn $retval
+10|Retprobe address must be an function entry|r:okp/bad vfs_read+8 %ax
+23|Invalid probed address suffix|p:okp/bad okp_target_fn%foo
+10|Invalid probed address or symbol|p:okp/bad no_such_function_okp
+1|Maxactive is not for kprobe|p5:okp/bad okp_target_fn
+1|Invalid maxactive number|r0:okp/bad okp_target_fn
+1|Maxactive is too big|r9999:okp/bad okp_target_fn
+2|Group name is not specified|p:/bad okp_target_fn
+6|Event name must follow the same rules as C identifiers|p:okp/1bad okp_target_fn
+32|Dereference brace is not closed|p:okp/bad okp_target_fn x=+8(%di
+26|Dereference needs a brace|p:okp/bad okp_target_fn x=+8%di
+30|Unknown type is specified|p:okp/bad okp_target_fn x=%di:u7
+30|String accepts only memory argument|p:okp/bad okp_target_fn x=%di:string
+24|Argument name must follow the same rules as C identifiers|p:okp/bad okp_target_fn 9x=%di
+30|This argument name is already used|p:okp/bad okp_target_fn x=%di x=%si
+24|Invalid $-variable specified|p:okp/bad okp_target_fn $stackx
+25|Invalid immediate value|p:okp/bad okp_target_fn \abc
+31|String is not closed with '"'|p:okp/bad okp_target_fn x=\"abc
+29|$comm can not be dereferenced|p:okp/bad okp_target_fn x=+0($comm):string
+24|Invalid argument number|p:okp/bad okp_target_fn $arg0
+24|File offset is not available with kprobe|p:okp/bad okp_target_fn @+10
+30|Invalid bitfield|p:okp/bad okp_target_fn x=%di:b0@1/32
+24|Argument name is too long|p:okp/bad okp_target_fn aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=%di
+24|Invalid memory address|p:okp/bad okp_target_fn @0x12z
+38|Array is not closed|p:okp/bad okp_target_fn x=+0(%di):u8[2
+39|Array has wrong suffix|p:okp/bad okp_target_fn x=+0(%di):u8[2]x
+37|Invalid array size|p:okp/bad okp_target_fn x=+0(%di):u8[0]
+37|Array number is too big|p:okp/bad okp_target_fn x=+0(%di):u8[65]
+30|String accepts only memory argument|p:okp/bad okp_target_fn x=%di:u8[2]
+10|Failed to register probe event|p:okp/bad okp_arg
+LINES
+# The last entry of an error_log: "column|message".
+last_error() {
+  tail -n 3 "$1" | awk 'NR == 1 {sub(/^\[ *[0-9]+\.[0-9]+\] trace_kprobe: error: /, ""); m = $0}
+                        NR == 3 {print index($0, "^") - 12 "|" m}'
+}
+while IFS='|' read -r col msg line; do
+  if ! echo "$line" >> $ke 2>/dev/null; then refused=1; else refused=; fi
+  got=$(last_error $d/error_log)
+  if [ -n "$refused" ] && [ "$got" = "$col|$msg" ] && grep -qF "  Command: $line" $d/error_log; then
+    echo "ok - refused with the kernel's error and caret: $line"
+  else
+    echo "not ok - refused with the kernel's error and caret: $line (got '$got', refused=$refused)"
+  fi
+  if [ -n "$kernel_errors" ] && [ "$msg" != "Failed to register probe event" ]; then
+    echo "$line" >> $t/kprobe_events 2>/dev/null
+    kgot=$(last_error $t/error_log)
+    if [ "$kgot" = "$got" ]; then echo "ok - the kernel's kprobe events log the same: $line"
+    else echo "not ok - the kernel's kprobe events log the same: $line (kernel '$kgot', okprobes '$got')"; fi
+  fi
+done < $bad > /tmp/okp-bad-results
+while read -r r; do
+  n=$((n + 1))
+  case "$r" in not*) failed=$((failed + 1)); echo "not ok $n ${r#not ok - }" ;; *) echo "ok $n ${r#ok - }" ;; esac
+done < /tmp/okp-bad-results
+if [ -n "$kernel_events" ] && [ -z "$kernel_errors" ]; then
+  n=$((n + 1)); echo "ok $n - the kernel's kprobe events log the same errors # SKIP $(uname -r) is not 6.1, okprobes' baseline"
+fi
+check "the refused lines changed no definition" is "$(cat $ke)" "$defs_before"
+check "a line that is not p, r or - is refused" sh -c "! echo 'x:okp/bad okp_target_fn' >> $ke"
+
+# 7. Beside the kernel's own kprobe event on the same function: the same values.
+if [ -n "$kernel_events" ]; then
+  echo "p:okp/cmp okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8" >> $ke
+  echo "p:okp/cmp okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8" >> $t/kprobe_events
+  echo > $t/trace; echo 1 > $t/events/okp/cmp/enable; echo 1 > $d/events/okp/cmp/enable
+  echo 1 > $call_read
+  echo 0 > $t/events/okp/cmp/enable; echo 0 > $d/events/okp/cmp/enable
+  ours=$(grep ' cmp: ' $d/trace | sed 's/.*: cmp: //'); theirs=$(grep ' cmp: ' $t/trace | sed 's/.*: cmp: //')
+  echo "# okprobes: $ours"; echo "# kernel:   $theirs"
+  check "the kernel's kprobe event on the same function records the same line" is "$ours" "$theirs"
+  echo '-:okp/cmp' >> $t/kprobe_events
+else
+  n=$((n + 1)); echo "ok $n - the kernel's kprobe event on the same function # SKIP no kprobe events in this kernel"
+fi
+
+# 8. An event on a module that is not loaded waits; it arms when the module comes (and fires in
+#    its init), and survives the module's unload and reload.
+echo > $ke; echo > $d/trace
+rmmod okp_target
+check "an event on a module not loaded is accepted" define "p:okp/pend okp_target:okp_target_fn x=%di:u64"
+check "... listed, with its files" sh -c "grep -qxF 'p:okp/pend okp_target:okp_target_fn x=%di:u64' $ke && [ -f $d/events/okp/pend/enable ]"
+echo 1 > $d/events/okp/pend/enable
+check "... and enabled while it waits" is "$(cat $d/events/okp/pend/enable)" 1
+insmod /okp/okp_target.ko init_calls=1
+grep ' pend: ' $d/trace | sed 's/^/# /'
+# (okp_target_fn and okp_target_body are one address: kallsyms names either)
+check "it fires in the module's init once the module loads" grep -q ' pend: (okp_target_[a-z]*+0x[0-9a-f]*/0x[0-9a-f]* \[okp_target\]) x=10$' $d/trace
+echo 1 > $call
+check "... and on later calls" grep -q ' pend: .* x=20$' $d/trace
+rmmod okp_target
+check "the event stays, enabled, when the module goes" sh -c "grep -q '^p:okp/pend ' $ke && [ \$(cat $d/events/okp/pend/enable) = 1 ]"
+echo > $d/trace
+insmod /okp/okp_target.ko init_calls=2
+check "it fires again after a reload, in init" is "$(grep -c ' pend: ' $d/trace)" 2
+echo 0 > $d/events/okp/pend/enable
+
+# 9. Clearing all; an event left enabled for okprobes' unload.
+check "> kprobe_events removes every event once none is enabled" sh -c "echo > $ke && [ -z \"\$(cat $ke)\" ] && [ ! -d $d/events/okp ]"
+define "p:okp/stay okp_target_fn x=%di:u64"
+echo 1 > $d/events/okp/stay/enable
+echo 2 > $call
+check "an enabled event is left enabled for okprobes' unload (no splat is the check)" grep -q ' stay: .* x=21$' $d/trace
+echo "1..$n"
+[ $failed = 0 ]
