@@ -64,15 +64,8 @@
 	mov	x19, x30
 .endm
 
-/* Back into the detour (x19: where), with x0 and x30 left in the pair for its ldp. */
-.macro okp_detour_return
-	ldr	x1, [sp]
-	ldr	x2, [sp, #OKP_PT_LR]
-	stp	x1, x2, [sp, #OKP_DETOUR_FRAME]
-	ldr	x1, [sp, #OKP_PT_PSTATE]
-	msr	nzcv, x1
-	msr	daif, x1
-	mov	x30, x19
+/* x1-x29 from the frame (x0 and x30 are each way's own). */
+.macro okp_detour_restore_x1_x29
 	ldp	x1, x2, [sp, #8]
 	ldp	x3, x4, [sp, #24]
 	ldp	x5, x6, [sp, #40]
@@ -88,6 +81,18 @@
 	ldp	x25, x26, [sp, #200]
 	ldp	x27, x28, [sp, #216]
 	ldr	x29, [sp, #232]
+.endm
+
+/* Back into the detour (x19: where), with x0 and x30 left in the pair for its ldp. */
+.macro okp_detour_return
+	ldr	x1, [sp]
+	ldr	x2, [sp, #OKP_PT_LR]
+	stp	x1, x2, [sp, #OKP_DETOUR_FRAME]
+	ldr	x1, [sp, #OKP_PT_PSTATE]
+	msr	nzcv, x1
+	msr	daif, x1
+	mov	x30, x19
+	okp_detour_restore_x1_x29
 	add	sp, sp, #OKP_DETOUR_FRAME
 	ret
 .endm
@@ -115,21 +120,7 @@ SYM_CODE_START(okp_detour_entry)
 	msr	spsr_el1, x1
 	ldr	x0, [sp]
 	ldr	x30, [sp, #OKP_PT_LR]
-	ldp	x1, x2, [sp, #8]
-	ldp	x3, x4, [sp, #24]
-	ldp	x5, x6, [sp, #40]
-	ldp	x7, x8, [sp, #56]
-	ldp	x9, x10, [sp, #72]
-	ldp	x11, x12, [sp, #88]
-	ldp	x13, x14, [sp, #104]
-	ldp	x15, x16, [sp, #120]
-	ldp	x17, x18, [sp, #136]
-	ldp	x19, x20, [sp, #152]
-	ldp	x21, x22, [sp, #168]
-	ldp	x23, x24, [sp, #184]
-	ldp	x25, x26, [sp, #200]
-	ldp	x27, x28, [sp, #216]
-	ldr	x29, [sp, #232]
+	okp_detour_restore_x1_x29
 	add	sp, sp, #(OKP_DETOUR_FRAME + 16)
 	eret
 	dsb	nsh			/* no speculation past the eret */
