@@ -4,6 +4,7 @@
 #   make install KERNEL=host   install it there (modules_install, as root)
 #   make run        build, boot a guest, load okprobes + the sample, show debugfs and hits
 #   make check      every test (host, builds, KUnit in guests, stock-kernel smoke)
+#   make check-long make check plus what does not fit CI's budget (docs/testing.md)
 #   make stress     the reliability sweep over a large sample (docs/reliability.md)
 #   make coverage   jump-optimization coverage, okprobes vs the kernel (docs/jump-optimization.md)
 #   make compat-modules   the kernel's kprobes samples and test_kprobes.c, via kprobes_compat.h
@@ -35,7 +36,7 @@ KMAKE = $(MAKE) -C "$$kdir" ARCH=$(OKP_KARCH) CROSS_COMPILE=$(OKP_CROSS) OKP_ROO
 # whose headers ship no vmlinux (6.1) skip module BTF anyway. Client modules in C keep theirs.
 OKP_NO_BTF := CONFIG_DEBUG_INFO_BTF_MODULES=
 
-.PHONY: all module samples kunit-module test-modules compat-modules print-kdir setup install run check stress coverage host-test bench fuzz clean
+.PHONY: all module samples kunit-module test-modules compat-modules print-kdir setup install run check check-long stress coverage host-test bench fuzz clean
 all: module samples
 
 setup:
@@ -91,6 +92,12 @@ run:  # (its build runs the set-up; tests/vm/make-run keeps the terminal to what
 
 check: setup
 	@$(OKP_ROOT)/tests/check
+
+# make check plus what does not fit CI's 90 minutes: kprobe events on every x86-64 kernel, the
+# x86-64 sweeps of test-debug and debian-6.12-rt, the arm64 sweeps at every instruction and on
+# 6.12-rt (docs/testing.md).
+check-long: setup
+	@OKP_CHECK_LONG=1 $(OKP_ROOT)/tests/check
 
 # A probe at every byte of every k-th vmlinux function, x86_64 guests: docs/reliability.md.
 # STRESS_KERNELS (test), STRESS_STRIDE (5), STRESS_SHARDS (1), STRESS_BG (1).
