@@ -323,16 +323,18 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
   if (info.func_start && addr == arch::skip_landing_pad(info.func_start, info.func_start))
     kp->flags |= OKP_KPROBE_FLAG_ON_FUNC_ENTRY;
   update_site(lock, *site);
+  // Without a breakpoint trap a failed arm is the jump's refusal: its reason, kept before the
+  // detach below may free the site.
   char site_reason[OKP_REASON_MAX] = "";
-  if constexpr (arch::kJumpProbes)
-    copy_string(site_reason, sizeof(site_reason), jump_optimizer().not_optimized(lock, *site));
   if constexpr (arch::kJumpProbes) {
+    if (jump_optimizer().jump_only())
+      copy_string(site_reason, sizeof(site_reason), jump_optimizer().not_optimized(lock, *site));
     if (!jump_optimizer().serves(lock, *site)) {
       // No breakpoint here, and the site lost its jump to this probe (a post_handler the
       // detour cannot run): the probe goes, and its site is served as before without it.
       *rollback = detach_probes(lock, &kp, 1);
       return Error::formatted(Errno::kOpNotSupp, "no breakpoint on this kernel, and no jump: %s",
-                              jump_optimizer().not_optimized(lock, *site));
+                              site_reason);
     }
   }
   if (site->live() || disabled(kp) || !settings().armed()) {
