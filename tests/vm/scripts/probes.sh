@@ -102,7 +102,10 @@ check "blacklist derives the trap path: $trap_walk, $trap_via" \
   grep -q "	$trap_walk	\[trap path, $trap_via\]\$" $d/blacklist
 check "blacklist derives the trap path: okprobes' own trap entry ($trap_entry)" \
   grep -q "	$trap_entry	\[trap path, reached from the trap entry\]\$" $d/blacklist
-grep '	\[trap path, ' $d/blacklist | while IFS='	' read -r range name origin; do
+# TRAP_PATH_STRIDE=k tries every k-th (tests/check: test-debug, where an insmod under KASAN
+# takes half a second and the trap path has hundreds of functions).
+grep '	\[trap path, ' $d/blacklist | awk -v k="${TRAP_PATH_STRIDE:-1}" '(NR - 1) % k == 0' |
+while IFS='	' read -r range name origin; do
   start=${range%%-*}
   if insmod /okp/okprobe_example.ko addr=$start 2>/dev/null; then
     rmmod okprobe_example; echo "not ok - trap path: $name ($origin) was accepted"
