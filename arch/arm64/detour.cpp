@@ -40,19 +40,18 @@ class DetourWriter {
   void data(usize at, u64 value) {
     for (usize i = 0; i < 8; ++i) plan_.image[at + i] = static_cast<u8>(value >> (8 * i));
   }
-  // ldr xt, =value (from the pool after the code).
+  // ldr xt, =value (from the pool after the code: its offset is filled in by finish(), when
+  // the code's end is known).
   void load_literal(u8 rt, u64 value) {
     usize i = 0;
     while (i < literals_ && literal_[i] != value) ++i;
-    if (i == kMaxLiterals) {
+    if (i == kMaxLiterals || loads_ == kMaxLiteralLoads) {
       fail("not optimized: the relocated instruction does not fit the detour");
       return;
     }
     if (i == literals_) literal_[literals_++] = value;
-    const usize at = kLiteralStart + 8 * i;
-    data(at, value);
-    const i64 delta = static_cast<i64>(buffer_ + at) - static_cast<i64>(here());
-    word(0x58000000u | word_field(delta, 19) << 5 | rt);
+    load_[loads_++] = {code_, rt, static_cast<u8>(i)};
+    word(0x58000000u | rt);
   }
   // b target from here.
   void branch(okp_addr_t target) {
@@ -96,7 +95,16 @@ class DetourWriter {
     if (error_)
       return Error::formatted(Errno::kRange, "not optimized: %#lx is out of a branch's reach "
                               "(b: +-128 MiB) of the detour at %#lx", reach_target_, buffer_);
-    plan_.size = static_cast<u16>(kLiteralStart + 8 * literals_);
+    // The pool right after the code, 8-aligned: a detour takes only the cells it fills
+    // (JumpOptimizer::trim_detour gives the rest back).
+    const usize pool = (code_ + 7) & ~static_cast<usize>(7);
+    for (usize i = 0; i < literals_; ++i) data(pool + 8 * i, literal_[i]);
+    for (usize k = 0; k < loads_; ++k) {
+      const i64 delta = static_cast<i64>(pool + 8 * load_[k].literal) -
+                        static_cast<i64>(load_[k].at);
+      put(load_[k].at, 0x58000000u | word_field(delta, 19) << 5 | load_[k].rt);
+    }
+    plan_.size = static_cast<u16>(pool + 8 * literals_);
     plan_.buffer = buffer_;
     plan_.copy = buffer_ + kDetourCopyOffset;
     plan_.region_length = kInsnSize;
@@ -107,9 +115,11 @@ class DetourWriter {
     return plan_;
   }
 
-  // The pool sits after the longest code a detour has, 8-aligned.
+  // The code ends where the pool of the longest detour would start, so that any detour fits.
   static constexpr usize kMaxLiterals = 3;  // the entry, the post entry, one the copy loads
   static constexpr usize kLiteralStart = kMaxDetourSize - 8 * kMaxLiterals;
+  // The pre call's, the copy's, and a post call's on each of at most two ways out.
+  static constexpr usize kMaxLiteralLoads = 4;
 
  private:
   void put(usize at, u32 w) {
@@ -121,6 +131,13 @@ class DetourWriter {
   usize code_ = kDetourCallOffset;  // after the two data words
   usize literals_ = 0;
   u64 literal_[kMaxLiterals] = {};
+  struct LiteralLoad {
+    usize at;    // the ldr's byte in the image
+    u8 rt;
+    u8 literal;  // its index in literal_
+  };
+  usize loads_ = 0;
+  LiteralLoad load_[kMaxLiteralLoads] = {};
   const char* error_ = nullptr;
   okp_addr_t reach_target_ = 0;
 };

@@ -42,7 +42,7 @@ typedef void (*okp_kprobe_post_handler_t)(struct okp_kprobe *, struct pt_regs *,
  */
 #define OKP_KPROBE_FLAG_GONE 1      /* the probed module went away; the probe is inert */
 #define OKP_KPROBE_FLAG_DISABLED 2  /* set before registering to register disabled */
-#define OKP_KPROBE_FLAG_OPTIMIZED 4 /* x86-64: served by a jump to a detour, no trap */
+#define OKP_KPROBE_FLAG_OPTIMIZED 4 /* x86-64, arm64: served by a jump to a detour, no trap */
 #define OKP_KPROBE_FLAG_FTRACE 8    /* function entry served through ftrace */
 #define OKP_KPROBE_FLAG_ON_FUNC_ENTRY 16 /* at a function's entry (after its landing pad) */
 /*

@@ -69,7 +69,7 @@ TEST(Arm64Detour, PlainInstructionRunsThenBranchesBack) {
   EXPECT_EQ(kAt + (sext(jump & 0x3ffffff, 26) << 2), kBuffer + kDetourCallOffset);
   EXPECT_EQ(p.region_length, 4);
   EXPECT_EQ(p.region_insns, 1);
-  EXPECT_LE(p.size, kMaxDetourSize);
+  EXPECT_EQ(p.size, 40u) << "the header, the call, the copy and its way back: no pool";
 }
 
 TEST(Arm64Detour, ConditionalBranchHasTwoWaysOut) {
@@ -154,6 +154,12 @@ TEST(Arm64Detour, FarEntriesAreCalledThroughALiteral) {
   EXPECT_EQ(word(p, 24), 0xd63f03c0u);  // blr x30
   EXPECT_EQ(word(p, 28), 0xa8c17be0u);
   EXPECT_LE(p.size, kMaxDetourSize);
+  // The pool follows the code: a plain instruction's detour near the kernel's text (the entry
+  // out of a bl's reach) is the 40 bytes above and the entry's literal.
+  const auto plain = ok(0x91000400, {kFarEntry, 0, false});
+  EXPECT_EQ(literal(plain, 20, &rt), kFarEntry);
+  EXPECT_EQ(plain.size, 48u);
+  EXPECT_EQ(quad(plain, 40), kFarEntry);
 }
 
 void refused(okp_addr_t at, u32 insn, DetourEnv env, const char* part) {

@@ -236,6 +236,44 @@ TEST_F(Optimizer, ARegionOfOneInstructionIsPatchedWithoutWaiting) {
   okp_core_collect_slots();
 }
 
+// A detour's buffer is taken at the largest size a plan may need and trimmed to the plan once
+// written: the cells past it are free for other detours at once, and the detour's own go back
+// (after the wait) when it does.
+TEST_F(Optimizer, AWrittenDetourKeepsOnlyTheCellsItsPlanFills) {
+  auto slots_in_use = [] {
+    okp::RegistryGuard guard;
+    return okp::registry().slots(guard).in_use();
+  };
+  okp_core_collect_slots();
+  const auto before = slots_in_use();
+  okp_kprobe one = probe("fake_answer", 0);
+  ASSERT_EQ(okp_core_register_kprobe(&one), 0) << one.okp_reason;
+  okp_core_run_optimizer();
+  ASSERT_TRUE(one.flags & OKP_KPROBE_FLAG_OPTIMIZED) << one.okp_reason;
+  // The detour: its header and call, the 5-byte mov, the 5-byte jmp back.
+  const okp::usize planned = okp::x86::kDetourCopyOffset + 10;
+  const okp::usize cells = (planned + okp::arch::kSlotSize - 1) / okp::arch::kSlotSize;
+  ASSERT_LT(cells, okp::x86::kMaxDetourSize / okp::arch::kSlotSize) << "nothing to trim";
+  EXPECT_EQ(slots_in_use() - before, cells) << "the cells past the plan went back";
+  // Its neighbour's detour may start right after it: both still work.
+  okp_kprobe two = probe("fake_add_one", 0);
+  ASSERT_EQ(okp_core_register_kprobe(&two), 0) << two.okp_reason;
+  okp_core_run_optimizer();
+  ASSERT_TRUE(two.flags & OKP_KPROBE_FLAG_OPTIMIZED) << two.okp_reason;
+  const okp_addr_t copy_one = detour_of(fake_function("fake_answer")) + okp::x86::kDetourCopyOffset;
+  const uint8_t region[] = {0xb8, 0x2a, 0x00, 0x00, 0x00};
+  EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(copy_one), region, sizeof(region)), 0)
+      << "the second detour did not overwrite the first";
+  okp_regs regs = {};
+  okp_cpu_state cpu = {};
+  EXPECT_EQ(okp_core_on_detour(copy_one, &regs, &cpu), 0);
+  EXPECT_EQ(one.nhit, 1u);
+  okp_core_unregister_kprobe(&one);
+  okp_core_unregister_kprobe(&two);
+  okp_core_collect_slots();
+  EXPECT_EQ(slots_in_use(), before) << "every cell of both detours went back";
+}
+
 TEST_F(Optimizer, TheSysctlTakesProbesBackToTheBreakpointAndAgain) {
   okp_kprobe kp = probe("fake_add_one", 0);
   const okp_addr_t at = fake_function("fake_add_one");

@@ -68,7 +68,7 @@ void JumpOptimizer::sync_optimized_flags(Locked, Site& s) {
 // still be in them) for a detour planned anew.
 void JumpOptimizer::forget_detour(Locked lock, Site& s) {
   __atomic_store_n(&s.detour_copy, 0, __ATOMIC_RELEASE);
-  retire_detour(lock, s.jump.detour);
+  retire_detour(lock, s.jump.detour, s.jump.detour_size);
   okp_seam_defer_slot_collection();
   s.jump.detour = 0;
   s.jump.planned_copy = 0;
@@ -104,13 +104,23 @@ okp_addr_t JumpOptimizer::allocate_detour(Locked lock, okp_addr_t addr, char* wh
 }
 
 // A detour's cells go back to their pool (each ignores cells not its own).
-void JumpOptimizer::release_detour(Locked lock, okp_addr_t detour) {
-  registry().slots(lock).release(detour, arch::kMaxDetourSize);
-  registry().near_slots(lock).release(detour, arch::kMaxDetourSize);
+void JumpOptimizer::release_detour(Locked lock, okp_addr_t detour, usize size) {
+  registry().slots(lock).release(detour, size);
+  registry().near_slots(lock).release(detour, size);
 }
-void JumpOptimizer::retire_detour(Locked lock, okp_addr_t detour) {
-  registry().slots(lock).retire(detour, arch::kMaxDetourSize);
-  registry().near_slots(lock).retire(detour, arch::kMaxDetourSize);
+void JumpOptimizer::retire_detour(Locked lock, okp_addr_t detour, usize size) {
+  registry().slots(lock).retire(detour, size);
+  registry().near_slots(lock).retire(detour, size);
+}
+
+// A detour is allocated at the largest size any plan can take, before its plan is known; most
+// take under half of it. The cells near the kernel's text are few (arm64: the padding before
+// _etext), so what a written detour does not fill is given back as soon as it is written.
+void JumpOptimizer::trim_detour(Locked lock, JumpSite& j, usize planned_size) {
+  const usize used = (planned_size + arch::kSlotSize - 1) / arch::kSlotSize * arch::kSlotSize;
+  if (used < arch::kMaxDetourSize)
+    release_detour(lock, j.detour + used, arch::kMaxDetourSize - used);
+  j.detour_size = static_cast<u16>(used < arch::kMaxDetourSize ? used : arch::kMaxDetourSize);
 }
 
 void JumpOptimizer::site_updated(Locked lock, Site& s, bool any_post) {
@@ -175,7 +185,7 @@ void JumpOptimizer::probe_removed(Locked lock, okp_addr_t addr) {
 bool JumpOptimizer::site_released(Locked lock, Site& s) {
   // A task preempted between the jump and the handlers, or in the copy, may still be in it.
   if (s.jump.detour) {
-    retire_detour(lock, s.jump.detour);
+    retire_detour(lock, s.jump.detour, s.jump.detour_size);
     okp_seam_defer_slot_collection();
   }
   return s.jump.had_detour;
@@ -249,7 +259,7 @@ void JumpOptimizer::explain(Locked lock, const Site& s, char* out, usize out_len
                     s.place.offset, s.place.offset + planned.value().region_length - 1,
                     static_cast<unsigned>(planned.value().region_insns),
                     planned.value().region_insns == 1 ? "" : "s");
-  release_detour(lock, detour);
+  release_detour(lock, detour, arch::kMaxDetourSize);
 }
 
 // Step 1 for one site: plan, write and publish its detour. False: not now (the reason is
@@ -278,6 +288,7 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
     char why[OKP_REASON_MAX] = "";
     bool for_good = false;
     j.detour = allocate_detour(lock, s.addr, why, sizeof(why), &for_good);
+    j.detour_size = arch::kMaxDetourSize;
     if (!j.detour) {
       j.cannot_optimize = for_good;
       set_not_optimized(lock, s, why);
@@ -314,12 +325,13 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
       j.planned_copy = plan.copy;
       j.detour_post = plan.post;
       j.had_detour = true;  // the detour names the site: it goes only after the detour does
+      if (j.detour_size == arch::kMaxDetourSize) trim_detour(lock, j, plan.size);
       __atomic_store_n(&s.detour_copy, plan.copy, __ATOMIC_RELEASE);
       return true;
     }
   }
   // Never published: the cells may be reused at once.
-  release_detour(lock, j.detour);
+  release_detour(lock, j.detour, j.detour_size);
   j.detour = 0;
   j.cannot_optimize = for_good;
   set_not_optimized(lock, s, why);
@@ -455,6 +467,7 @@ ErrorOr<void> JumpOptimizer::arm_jump(Locked lock, Site& s) {
 bool JumpOptimizer::rejump(Locked lock, Site& s, bool any_post) {
   JumpSite& j = s.jump;
   const okp_addr_t old_detour = j.detour, old_copy = j.planned_copy;
+  const u16 old_size = j.detour_size;
   const bool old_post = j.detour_post;
   u8 old_jump[arch::kJumpCapacity];
   for (usize i = 0; i < j.jump_size; ++i) old_jump[i] = j.jump[i];
@@ -463,6 +476,7 @@ bool JumpOptimizer::rejump(Locked lock, Site& s, bool any_post) {
   j.cannot_optimize = false;
   if (!plan(lock, s, any_post)) {
     j.detour = old_detour;
+    j.detour_size = old_size;
     j.planned_copy = old_copy;
     j.detour_post = old_post;
     __atomic_store_n(&s.detour_copy, old_copy, __ATOMIC_RELEASE);
@@ -476,7 +490,7 @@ bool JumpOptimizer::rejump(Locked lock, Site& s, bool any_post) {
     okp_seam_invariant_failed("a jump site's text changed under us", __FILE__, __LINE__);
     return false;
   }
-  retire_detour(lock, old_detour);
+  retire_detour(lock, old_detour, old_size);
   okp_seam_defer_slot_collection();
   return true;
 }

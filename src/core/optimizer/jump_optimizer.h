@@ -84,8 +84,10 @@ class JumpOptimizer {
                      char* why, usize why_len, bool* for_good);
   [[nodiscard]] bool rejump(Locked, Site& site, bool any_post);
   okp_addr_t allocate_detour(Locked, okp_addr_t addr, char* why, usize len, bool* for_good);
-  void release_detour(Locked, okp_addr_t detour);
-  void retire_detour(Locked, okp_addr_t detour);
+  void release_detour(Locked, okp_addr_t detour, usize size);
+  void retire_detour(Locked, okp_addr_t detour, usize size);
+  // The cells of a just-planned detour past what its plan fills go back to their pool.
+  void trim_detour(Locked, JumpSite& j, usize planned_size);
   void forget_detour(Locked, Site& site);
   void wait_until_outside_regions(u32 stamp);
   void switch_jumps(Locked, Site* batch, bool to_jump);

@@ -14,6 +14,7 @@
 #define pr_fmt(fmt) "okp_bench_arm64: " fmt
 #define OKP_BENCH_TAG "BENCH-ARM64"
 
+#include <linux/delay.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/ktime.h>
@@ -124,6 +125,121 @@ static u64 run_okprobes(const struct state *s)
 }
 
 /*
+ * Registration until armed (jump=1): OKP_B64_DENSE probes, one on each instruction of
+ * okp_b64_dense, registered one at a time by each framework (the kernel's first, then
+ * unregistered, then okprobes'). The kernel's probe is armed when register_kprobe() returns
+ * (its BRK written). okprobes' is armed on return too: by a BRK where the kernel delivers
+ * one to a module, a branch to its detour from the optimizer's next run (the "optimized"
+ * time, polled); by the branch itself where no BRK reaches a module (jump-only: written
+ * before the return, so the two times are one). Medians per probe, then every probe's hit
+ * checked on one call.
+ */
+#define OKP_B64_DENSE 64
+unsigned long okp_b64_dense(unsigned long x);
+
+static struct kprobe reg_kps[OKP_B64_DENSE];
+static struct kprobe *reg_kp_ptrs[OKP_B64_DENSE];
+static struct okp_kprobe reg_okps[OKP_B64_DENSE];
+static struct okp_kprobe *reg_okp_ptrs[OKP_B64_DENSE];
+
+static void *dense_insn(unsigned int i)
+{
+	return (u8 *)okp_b64_dense + 4 * i;
+}
+
+/* ns to register each of the kernel's probes; 0 when one was refused. */
+static u64 kernel_registration(void)
+{
+	static u64 t[OKP_B64_DENSE];
+	unsigned int i;
+	u64 t0;
+	int ret;
+
+	for (i = 0; i < OKP_B64_DENSE; i++) {
+		reg_kps[i] = (struct kprobe){ .addr = dense_insn(i), .pre_handler = noop_pre };
+		reg_kp_ptrs[i] = &reg_kps[i];
+		t0 = ktime_get_ns();
+		ret = register_kprobe(&reg_kps[i]);
+		t[i] = ktime_get_ns() - t0;
+		if (ret) {
+			errors++;
+			pr_err("BENCH-ARM64-ERROR registration: the kernel refused +%u (%d)\n", 4 * i, ret);
+			unregister_kprobes(reg_kp_ptrs, i);
+			return 0;
+		}
+	}
+	if (okp_b64_dense(0) != OKP_B64_DENSE) {
+		errors++;
+		pr_err("BENCH-ARM64-ERROR registration: wrong result under the kernel's probes\n");
+	}
+	unregister_kprobes(reg_kp_ptrs, OKP_B64_DENSE);
+	return median(t, OKP_B64_DENSE);
+}
+
+/* ns to register each of okprobes' probes, and (*optimized) until each was a branch. */
+static u64 okprobes_registration(u64 *optimized)
+{
+	static u64 t[OKP_B64_DENSE], topt[OKP_B64_DENSE];
+	unsigned int i, n = 0;
+	u64 t0, t1;
+	int ret;
+
+	for (i = 0; i < OKP_B64_DENSE; i++, n++) {
+		struct okp_kprobe *kp = &reg_okps[i];
+
+		*kp = (struct okp_kprobe){ .addr = dense_insn(i), .pre_handler = okp_noop_pre };
+		reg_okp_ptrs[i] = kp;
+		t0 = ktime_get_ns();
+		ret = okp_register_kprobe(kp);
+		t1 = ktime_get_ns();
+		t[i] = t1 - t0;
+		if (ret) {
+			errors++;
+			pr_err("BENCH-ARM64-ERROR registration: okprobes refused +%u (%d): %s\n", 4 * i,
+			       ret, okp_kprobe_reason(kp));
+			break;
+		}
+		/* The optimizer gathers what registers within its delay: poll, two seconds at most. */
+		while (!okp_kprobe_optimized(kp) && ktime_get_ns() - t1 < 2 * NSEC_PER_SEC)
+			usleep_range(20, 40);
+		topt[i] = ktime_get_ns() - t0;
+		if (!okp_kprobe_optimized(kp)) {
+			errors++;
+			pr_err("BENCH-ARM64-ERROR registration: +%u not a branch after 2 s: %s\n", 4 * i,
+			       okp_kprobe_reason(kp));
+			n++;
+			break;
+		}
+	}
+	if (n == OKP_B64_DENSE) {
+		if (okp_b64_dense(0) != OKP_B64_DENSE) {
+			errors++;
+			pr_err("BENCH-ARM64-ERROR registration: wrong result under okprobes' probes\n");
+		}
+		for (i = 0; i < OKP_B64_DENSE; i++) {
+			if (reg_okps[i].nhit != 1) {
+				errors++;
+				pr_err("BENCH-ARM64-ERROR registration: +%u hit %lu times, not once\n",
+				       4 * i, reg_okps[i].nhit);
+			}
+		}
+	}
+	okp_unregister_kprobes(reg_okp_ptrs, n);
+	if (n != OKP_B64_DENSE)
+		return 0;
+	*optimized = median(topt, OKP_B64_DENSE);
+	return median(t, OKP_B64_DENSE);
+}
+
+static void bench_registration(void)
+{
+	u64 k = kernel_registration(), optimized = 0, o = okprobes_registration(&optimized);
+
+	pr_info("BENCH-ARM64 registration kernel=%llu okprobes=%llu ratio=%llu optimized=%llu probes=%u\n",
+		k, o, k ? div64_u64(o * 1000, k) : 0, optimized, OKP_B64_DENSE);
+}
+
+/*
  * What one atomic add costs here, as the core's hit path does it (a compiler builtin: LL/SC on
  * an armv8.0 build) and as the kernel's own atomics do (LSE where the CPU has it, patched in
  * at boot): the simulated state's only per-hit work the kernel's kprobes do not do.
@@ -151,6 +267,7 @@ static int __init okp_bench_arm64_init(void)
 	rounds = clamp(rounds, 1U, (unsigned int)MAX_ROUNDS);
 	if (jump) {
 		bench_states(jump_states, ARRAY_SIZE(jump_states));
+		bench_registration();
 	} else {
 		bench_atomics();
 		bench_states(states, ARRAY_SIZE(states));

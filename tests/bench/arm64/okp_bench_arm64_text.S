@@ -9,7 +9,9 @@
  *              post_handler too ("stepped") both end it with a BRK of their own;
  *   add-imm    `add x0, x0, #1`: okprobes simulates it, the kernel steps it;
  *   return     the function's entry, for a return probe of each.
- * Every function returns x + 1 (boosted, stepped: 2x + 1).
+ * Every function returns x + 1 (boosted, stepped: 2x + 1). okp_b64_dense, for the
+ * registration timings, is OKP_B64_DENSE `add x0, x0, #1`, a probe on each: it returns
+ * x + OKP_B64_DENSE.
  */
 #include <linux/linkage.h>
 
@@ -39,3 +41,11 @@ SYM_FUNC_START(okp_b64_ret)
 	add	x0, x0, #1
 	ret
 SYM_FUNC_END(okp_b64_ret)
+
+/* OKP_B64_DENSE in okp_bench_arm64.c */
+SYM_FUNC_START(okp_b64_dense)
+	.rept	64
+	add	x0, x0, #1
+	.endr
+	ret
+SYM_FUNC_END(okp_b64_dense)
