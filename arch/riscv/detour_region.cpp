@@ -59,6 +59,10 @@ ErrorOr<void> check_region_insns(const FunctionFlow& flow, u32 first, u32 n) {
       return Error::formatted(Errno::kInval, "not optimized: +%#lx in the region is named by the "
                               "kernel's tables (a jump label's site or an exception-table entry: "
                               "it must stay at its address)", off);
+    if (in.flow == Flow::kUnknown)
+      return Error::formatted(Errno::kInval, "not optimized: '%s' at +%#lx in the region cannot "
+                              "run from the detour (it traps, leaves for a handler, or is not "
+                              "understood)", in.mnemonic, off);
     if (in.flow == Flow::kCall && i + 1 != first + n)
       return Error::formatted(Errno::kInval, "not optimized: the call at +%#lx would return into "
                               "the region (a call only as its last instruction)", off);

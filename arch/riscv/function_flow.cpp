@@ -50,6 +50,7 @@ ErrorOr<FunctionFlow> FunctionFlow::decode(const FunctionText& fn) {
     in.writes = u.writes;
     in.target = kNoInsn;
     in.target_addr = u.target;
+    in.mnemonic = u.mnemonic;
     const bool jalr = u.length == 4 && (fn.bytes[off] & 0x7f) == 0x67;
     if (jalr && after_auipc && u.rs1 == auipc_rd && (u.rd == 0 || u.rd == kRa)) {
       // The assembler's `tail` and `call`: the target is as direct as a jal's.

@@ -54,6 +54,7 @@ struct FlowInsn {
   u32 target;      // kJump/kBranch/kCall: the target's index, or kNoInsn (outside, or unknown)
   okp_addr_t target_addr;  // kJump/kBranch/kCall: the target's address (0: not known)
   bool hidden_from;  // a hidden edge leaves from here
+  const char* mnemonic;  // static, for reasons
 };
 
 class FunctionFlow {

@@ -25,7 +25,8 @@ constexpr RegSet kAllRegs = 0xfffffffe;
 
 // ABI names of the registers the proof speaks about.
 constexpr u8 kRa = 1, kSp = 2, kGp = 3, kTp = 4, kT0 = 5, kT1 = 6, kT2 = 7, kS0 = 8, kS1 = 9,
-             kA0 = 10, kA1 = 11, kA7 = 17, kS2 = 18, kS11 = 27, kT3 = 28, kT6 = 31;
+             kA0 = 10, kA1 = 11, kA2 = 12, kA3 = 13, kA4 = 14, kA5 = 15, kA6 = 16, kA7 = 17,
+             kS2 = 18, kS11 = 27, kT3 = 28, kT6 = 31;
 
 constexpr RegSet range_bits(unsigned lo, unsigned hi) {
   RegSet s = 0;

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+// The riscv64 detour: what a jump-optimized probe's `auipc R, hi; jalr x0, lo(R)` leads to,
+// R being the register dead at the region (arch/riscv/detour_region.h, dead_register.h).
+// The region is the 2 to 4 instructions under those 8 bytes.
+//
+//   buffer+0   the probe address (8 bytes of data)
+//   buffer+8   the core's site (8-aligned), or'ed with kDetourHasPost when the copy calls the
+//              post entry (8 bytes)
+//   buffer+16  R's number (one byte, then zeros: 8 bytes)
+//   buffer+24  addi sp, sp, -16           <- the jump lands here
+//   buffer+28  sd   ra, 8(sp)             ra on the probed code's stack (no red zone in the
+//                                         kernel): the call below needs a link register,
+//                                         and only R is free, which the entry cannot name
+//   buffer+32  auipc ra, hi(entry)
+//   buffer+36  jalr ra, lo(entry)(ra)     okp_detour_entry: saves a pt_regs (ra from 8(sp),
+//                                         sp + 16 as sp, the probe address as epc), runs the
+//                                         pre handlers, restores every register but ra from
+//                                         it and returns here (ra = buffer+40 names the
+//                                         detour); or, when a handler changed epc, restores
+//                                         everything and goes there by sret (sepc, SPP = S,
+//                                         SPIE as at the probe): the one way to an arbitrary
+//                                         address with no register changed
+//   buffer+40  ld   ra, 8(sp)
+//   buffer+44  addi sp, sp, 16
+//   buffer+48  the copy: the region relocated, every way out of it `auipc R, hi;
+//              jalr x0, lo(R)` to where the original goes on; a breakpoint hit on a site
+//              whose detour is published resumes here too, with the probed code's registers.
+//   then       literals the copy loads (8-aligned)
+//
+// What handlers see in R: 0. R is dead at the probe, so no instruction of the probed code
+// reads the value it had before the jump, and nothing can say what it was (the pair
+// overwrote it with an address near the detour, which a handler must not take for probed
+// state). The entry writes 0 into pt_regs' R before the handlers run (it reads R's number
+// from buffer+16); a handler's write to R changes nothing the probed code reads.
+//
+// With post handlers each way on from the first instruction goes through a post call first,
+// with the ip post handlers see as data after it:
+//              [c.nop / nop until the data is 8-aligned]
+//              addi sp, sp, -16; sd ra, 8(sp); auipc ra, hi(post); jalr ra, lo(post)(ra)
+//   ret:       .dword <the ip post handlers see: where the first instruction went>
+//              ld ra, 8(sp); addi sp, sp, 16
+// The post entry returns to ret + 8 (detour_post_resume). Interrupts stay masked from the pre
+// handlers to the post handlers (the pre entry's begin_step), as during a step.
+//
+// Relocation (every instruction that reads the pc is rewritten; none needs a trap):
+//   auipc rd                       auipc rd, 0; ld rd, <literal: the original's value>
+//   jal x0, c.j, far `tail`        auipc R; jalr x0 to the target
+//   beq..bgeu, c.beqz, c.bnez      the inverted branch over `auipc R; jalr x0` to the target
+//                                  (c.beqz/c.bnez become beq/bne rs1', x0)
+//   jal ra, far `call`             auipc ra, 0; ld ra, <next>; then to the target through R:
+//                                  the callee returns to the original code after the region,
+//                                  never into the detour (freed while a callee may sleep)
+//   jalr ra / c.jalr (through rs)  addi R, rs, imm (the target, before ra changes); ra as
+//                                  above; jalr x0, 0(R)
+//   ret, c.jr ra                   copied as it is (the region's flow ends there)
+//   anything else                  copied as it is (2 or 4 bytes); the last one is followed
+//                                  by the way back, `auipc R; jalr x0` to the region's end
+// A call is only the region's last instruction; an instruction after one that ends the flow
+// is never reached (nothing branches inside the region) and is not copied. Every auipc/jalr
+// pair reaches +-2 GiB: a target out of reach of the detour is refused with a reason.
+//
+// Freestanding and independent of the build's arch: the host tests relocate on x86-64.
+#pragma once
+
+#include "arch/common/arch_types.h"
+#include "arch/riscv/detour_region.h"
+#include "core/error_or.h"
+
+namespace okp::riscv {
+
+constexpr usize kDetourSiteOffset = 8;
+constexpr u64 kDetourHasPost = 1;
+constexpr usize kDetourDeadRegOffset = 16;
+constexpr usize kDetourCallOffset = 24;  // the jump's target
+constexpr usize kDetourCopyOffset = 48;
+// Bytes of slot cells the longest detour takes (a branch with post handlers first, then
+// three compressed branches; a literal); the host tests check every region shape fits.
+constexpr usize kMaxDetourSize = 192;
+static_assert(kMaxDetourSize <= arch::kDetourCapacity, "DetourPlan has no room for a detour");
+static_assert(kJumpSize <= arch::kJumpCapacity, "DetourPlan has no room for the jump");
+
+// What plan_detour needs of the kernel around it.
+struct DetourEnv {
+  okp_addr_t entry;       // okp_detour_entry
+  okp_addr_t post_entry;  // okp_detour_post_entry, or 0: no post handlers
+};
+
+// The detour for a checked region (check_detour_region), to be written at buffer. An error's
+// reason starts "not optimized: ".
+ErrorOr<arch::DetourPlan> plan_detour(const DetourRegion& region, okp_addr_t buffer,
+                                      const DetourEnv& env);
+
+// Whether `auipc; jalr` reaches from `from` to `to` (+-2 GiB, less the low part's sign).
+bool pair_reaches(okp_addr_t from, okp_addr_t to);
+// The jump at addr reaches a detour at buffer, and every way back from it reaches addr's
+// neighbourhood.
+inline bool detour_reaches(okp_addr_t addr, okp_addr_t buffer) {
+  return pair_reaches(addr, buffer + kDetourCallOffset) &&
+         pair_reaches(buffer + kMaxDetourSize, addr) && pair_reaches(buffer, addr + 0x10000);
+}
+
+// The core's site in a planned detour's image / [hit] from the copy's address.
+void set_detour_site(arch::DetourPlan* plan, okp_addr_t site);
+inline okp_addr_t detour_site(okp_addr_t copy) {
+  return *reinterpret_cast<const u64*>(copy - kDetourCopyOffset + kDetourSiteOffset) &
+         ~kDetourHasPost;
+}
+inline bool detour_has_post(okp_addr_t copy) {
+  return *reinterpret_cast<const u64*>(copy - kDetourCopyOffset + kDetourSiteOffset) &
+         kDetourHasPost;
+}
+// [hit] From the post entry's return address: the ip post handlers see is the data word
+// there; the copy goes on after it.
+inline okp_addr_t detour_post_next_ip(okp_addr_t ret) {
+  return *reinterpret_cast<const u64*>(ret);
+}
+inline okp_addr_t detour_post_resume(okp_addr_t ret) { return ret + 8; }
+
+// The instruction words the detour is made of (also for the tests' decoding).
+u32 encode_auipc(u8 rd, i32 hi20);
+u32 encode_jalr(u8 rd, u8 rs1, i32 imm12);
+// The pair's parts for delta = to - from: hi for the auipc, lo for the jalr/addi/ld.
+void split_pair(i64 delta, i32* hi, i32* lo);
+
+}  // namespace okp::riscv
