@@ -59,6 +59,10 @@ ErrorOr<void> check_region_insns(const FunctionFlow& flow, u32 first, u32 n) {
       return Error::formatted(Errno::kInval, "not optimized: +%#lx in the region is named by the "
                               "kernel's tables (a jump label's site or an exception-table entry: "
                               "it must stay at its address)", off);
+    if (in.bug_site)
+      return Error::formatted(Errno::kInval, "not optimized: the BUG/WARN at +%#lx in the region "
+                              "must stay at its address (report_bug() finds it by the trap's "
+                              "pc)", off);
     if (in.flow == Flow::kUnknown)
       return Error::formatted(Errno::kInval, "not optimized: '%s' at +%#lx in the region cannot "
                               "run from the detour (it traps, leaves for a handler, or is not "

@@ -17,7 +17,8 @@
 //    function pointer cannot be told from a table's dispatch by its bytes. Refused;
 //  - nothing in the region opens, ends or sits inside an LR/SC sequence;
 //  - no instruction of the region is named by the kernel's tables (a jump label's site is
-//    patched at its address; an exception-table entry is keyed by the faulting address);
+//    patched at its address; an exception-table entry is keyed by the faulting address; a
+//    BUG/WARN's ebreak is looked up by its address);
 //  - a call only as the region's last instruction (the callee returns to the original code
 //    after it, never into the detour, which may be freed while the callee sleeps);
 //  - a register is dead throughout the region and where it leaves (arch/riscv/dead_register.h).

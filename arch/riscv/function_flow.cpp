@@ -3,7 +3,18 @@
 // (function_flow.h).
 #include "arch/riscv/function_flow.h"
 
+#include "arch/riscv/insn_plan.h"
+
 namespace okp::riscv {
+
+namespace {
+
+bool is_ebreak(const u8* b, usize length) {
+  if (length == 2) return (b[0] | b[1] << 8) == kCEbreak;
+  return (b[0] | b[1] << 8 | b[2] << 16 | static_cast<u32>(b[3]) << 24) == kEbreak;
+}
+
+}  // namespace
 
 FunctionFlow::FunctionFlow(FunctionFlow&& other)
     : fn_(other.fn_), insns_(other.insns_), live_(other.live_), count_(other.count_),
@@ -51,6 +62,11 @@ ErrorOr<FunctionFlow> FunctionFlow::decode(const FunctionText& fn) {
     in.target = kNoInsn;
     in.target_addr = u.target;
     in.mnemonic = u.mnemonic;
+    if (u.flow == Flow::kUnknown && is_ebreak(fn.bytes + off, u.length)) {
+      for (usize b = 0; b < fn.n_bug_sites; ++b)
+        if (fn.bug_sites[b] == fn.start + off) in.bug_site = true;
+      if (in.bug_site) in.flow = Flow::kNext, in.reads = in.writes = 0;
+    }
     const bool jalr = u.length == 4 && (fn.bytes[off] & 0x7f) == 0x67;
     if (jalr && after_auipc && u.rs1 == auipc_rd && (u.rd == 0 || u.rd == kRa)) {
       // The assembler's `tail` and `call`: the target is as direct as a jal's.

@@ -37,6 +37,13 @@ struct FunctionText {
   // such a jump is a tail call, after which only kTailCallReads can be read. Unchecked, a
   // jump out proves nothing (a .cold part continues this function with its registers).
   bool jumps_out_are_tail_calls = false;
+  // The function's BUG/WARN sites (the kernel's __bug_table): their ebreak falls through to
+  // the next instruction and reads nothing (report_bug() reads the registers only to print
+  // them; a WARN resumes at the next instruction with all of them as they were, a BUG never
+  // comes back, and a path that is never taken only makes registers more live). Any other
+  // ebreak is another tool's breakpoint over an instruction nobody can see: unknown.
+  const okp_addr_t* bug_sites = nullptr;
+  usize n_bug_sites = 0;
 };
 
 // What a tail call's callee may read: its arguments, what it preserves for this function's
@@ -54,6 +61,7 @@ struct FlowInsn {
   u32 target;      // kJump/kBranch/kCall: the target's index, or kNoInsn (outside, or unknown)
   okp_addr_t target_addr;  // kJump/kBranch/kCall: the target's address (0: not known)
   bool hidden_from;  // a hidden edge leaves from here
+  bool bug_site;     // a BUG/WARN's ebreak (FunctionText::bug_sites): kNext
   const char* mnemonic;  // static, for reasons
 };
 

@@ -418,3 +418,26 @@ TEST(RiscvDetourRegion, KernelTablesNamingTheRegion) {
   EXPECT_NE(refused(misplaced.region(0xc)).find("does not find an instruction"),
             std::string::npos);
 }
+
+TEST(RiscvDetourRegion, BugSitesFallThroughButStayWhereTheyAre) {
+  const std::vector<u8> bytes{
+      0x05, 0x46,  // +0 li a2,1
+      0x89, 0x46,  // +2 li a3,2
+      0x0d, 0x47,  // +4 li a4,3
+      0x91, 0x47,  // +6 li a5,4
+      0x02, 0x90,  // +8 ebreak (a WARN)
+      0x85, 0x42,  // +a li t0,1
+      0x16, 0x85,  // +c mv a0,t0
+      0x82, 0x80,  // +e ret
+  };
+  FunctionText fn{kFn, bytes.data(), bytes.size()};
+  // Not known as a BUG/WARN: another tool's breakpoint over an unknown instruction.
+  EXPECT_NE(refused(check_detour_region(fn, kFn)).find("no register is dead"), std::string::npos);
+  const okp_addr_t bug = kFn + 8;
+  fn.bug_sites = &bug;
+  fn.n_bug_sites = 1;
+  const auto r = ok(check_detour_region(fn, kFn));
+  EXPECT_EQ(r.dead, kT0) << "past the WARN, t0 is written before it is read";
+  EXPECT_NE(refused(check_detour_region(fn, kFn + 4)).find("the BUG/WARN at +0x8 in the region"),
+            std::string::npos);
+}

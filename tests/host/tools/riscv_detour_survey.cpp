@@ -2,11 +2,12 @@
 // A survey of the riscv64 jump probe's region check and dead-register proof
 // (arch/riscv/detour_region.h) on a real kernel image, on the host: every instruction boundary
 // of every k-th function, checked as plan_detour will, with the kernel's jump labels
-// (__jump_table) and exception table (__ex_table) as hidden edges. Static text (before
-// alternatives and ftrace's boot-time patching), no BUG table (a BUG/WARN's ebreak counts as
-// an instruction not understood): a preview, not the in-guest coverage.
+// (__jump_table) and exception table (__ex_table) as hidden edges, its BUG/WARN sites
+// (__bug_table, 12-byte entries unless told) and jumps out of a function checked to land on
+// another function's entry (tail calls), as the glue will. Static text (before alternatives
+// and ftrace's boot-time patching): a preview, not the in-guest coverage.
 //
-//   riscv_detour_survey VMLINUX SYSTEM_MAP [STRIDE]
+//   riscv_detour_survey VMLINUX SYSTEM_MAP [STRIDE [BUG_ENTRY_SIZE]]
 // Prints the fraction of boundaries that would become detours, the refusals by reason (offsets
 // folded), the dead registers chosen, and the regions' sizes.
 #include <algorithm>
@@ -111,6 +112,21 @@ int main(int argc, char** argv) {
   read_table("__jump_table", 16);
   const size_t n_jump_labels = hidden.size();
   read_table("__ex_table", 12);
+  // BUG/WARN sites: relative bug_entry (bug_addr_disp first), 12 bytes with
+  // CONFIG_DEBUG_BUGVERBOSE (file_disp, line, flags), 8 without (flags, padding).
+  std::vector<okp_addr_t> bugs;
+  {
+    const unsigned long start = table["__start___bug_table"], stop = table["__stop___bug_table"];
+    const unsigned entry = argc > 4 ? std::atoi(argv[4]) : 12;
+    for (unsigned long e = start; start && e + entry <= stop; e += entry) {
+      const char* p = at_va(e);
+      if (!p) break;
+      int32_t disp;
+      std::memcpy(&disp, p, 4);
+      bugs.push_back(e + disp);
+    }
+    std::sort(bugs.begin(), bugs.end());
+  }
   std::sort(hidden.begin(), hidden.end(),
             [](auto& a, auto& b) { return a.from < b.from || (a.from == b.from && a.to < b.to); });
 
@@ -139,6 +155,10 @@ int main(int argc, char** argv) {
                                [](auto& a, auto& b) { return a.from < b.from; });
     okp::riscv::FunctionText fn{start, bytes, size, &*lo, static_cast<size_t>(hi - lo)};
     if (lo == hi) fn.hidden = nullptr;
+    auto blo = std::lower_bound(bugs.begin(), bugs.end(), start);
+    auto bhi = std::lower_bound(bugs.begin(), bugs.end(), start + size);
+    fn.bug_sites = blo == bhi ? nullptr : &*blo;
+    fn.n_bug_sites = static_cast<size_t>(bhi - blo);
     auto decoded = okp::riscv::FunctionFlow::decode(fn);
     if (decoded.is_error()) continue;
     okp::riscv::FunctionFlow flow = decoded.release_value();
@@ -189,8 +209,8 @@ int main(int argc, char** argv) {
   }
   std::printf("functions %ld (every %u-th of %ld text symbols), instruction boundaries %ld\n",
               funcs, stride, sampled, boundaries);
-  std::printf("jump labels %zu, exception-table entries %zu\n", n_jump_labels,
-              hidden.size() - n_jump_labels);
+  std::printf("jump labels %zu, exception-table entries %zu, BUG/WARN sites %zu\n",
+              n_jump_labels, hidden.size() - n_jump_labels, bugs.size());
   std::printf("functions with an indirect jump (neither return nor far jump): %ld (%.1f%%)\n",
               indirect_funcs, 100.0 * indirect_funcs / funcs);
   std::printf("would become detours: %ld (%.1f%%)\n", ok, 100.0 * ok / boundaries);
