@@ -97,7 +97,14 @@ ErrorOr<FunctionFlow> FunctionFlow::decode(const FunctionText& fn) {
   }
   for (usize h = 0; h < fn.n_hidden; ++h) {
     const u32 from = f.index_of(fn.hidden[h].from);
-    if (from != kNoInsn) f.insns_[from].hidden_from = true;
+    if (from != kNoInsn) {
+      FlowInsn& site = f.insns_[from];
+      site.hidden_from = true;
+      // A jump label's site enabled now (`j target`) is a nop again when its key flips:
+      // both ways, whatever the text holds today.
+      if (site.flow == Flow::kJump && site.length == 4 && (fn.bytes[site.offset] & 0x7f) == 0x6f)
+        site.flow = Flow::kBranch;
+    }
     const u32 to = f.index_of(fn.hidden[h].to);
     if (to == kNoInsn) continue;
     FlowInsn& t = f.insns_[to];

@@ -441,3 +441,23 @@ TEST(RiscvDetourRegion, BugSitesFallThroughButStayWhereTheyAre) {
   EXPECT_NE(refused(check_detour_region(fn, kFn + 4)).find("the BUG/WARN at +0x8 in the region"),
             std::string::npos);
 }
+
+TEST(RiscvDeadRegister, EnabledJumpLabelStillFallsThrough) {
+  const std::vector<u8> bytes{
+      0x05, 0x46,              // +0 li a2,1
+      0x89, 0x46,              // +2 li a3,2
+      0x0d, 0x47,              // +4 li a4,3
+      0x91, 0x47,              // +6 li a5,4
+      0x6f, 0x00, 0x60, 0x00,  // +8 j +0xe: a jump label's site, its key enabled
+      0x16, 0x85,              // +c mv a0,t0: reached again once the key is disabled
+      0x82, 0x80,              // +e ret
+  };
+  FunctionText fn{kFn, bytes.data(), bytes.size()};
+  EXPECT_EQ(ok(check_detour_region(fn, kFn)).dead, kT0) << "unknown as a site: a plain jump";
+  const HiddenEdge label{kFn + 8, kFn + 0xe};
+  fn.hidden = &label;
+  fn.n_hidden = 1;
+  const auto r = ok(check_detour_region(fn, kFn));
+  EXPECT_FALSE(r.dead_set & x(kT0)) << "the nop's way reads t0";
+  EXPECT_EQ(r.dead, kT1);
+}
