@@ -31,6 +31,10 @@ ErrorOr<void> no_edge_inside(const FunctionFlow& flow, okp_addr_t start, okp_add
   const FunctionText& fn = flow.text();
   for (usize h = 0; h < fn.n_hidden; ++h) {
     const okp_addr_t to = fn.hidden[h].to;
+    if (to > start && to < end && fn.hidden[h].table)
+      return Error::formatted(Errno::kInval, "not optimized: the jump table dispatched at +%#lx "
+                              "sends it to +%#lx, inside the region +%#lx..+%#lx",
+                              fn.hidden[h].from - fs, to - fs, start - fs, end - fs);
     if (to > start && to < end)
       return Error::formatted(Errno::kInval, "not optimized: the kernel's tables (a jump label "
                               "or an exception-table fixup) send +%#lx to +%#lx, inside the "
@@ -67,6 +71,9 @@ ErrorOr<void> check_region_insns(const FunctionFlow& flow, u32 first, u32 n) {
       return Error::formatted(Errno::kInval, "not optimized: '%s' at +%#lx in the region cannot "
                               "run from the detour (it traps, leaves for a handler, or is not "
                               "understood)", in.mnemonic, off);
+    if (in.table_dispatch)
+      return Error::formatted(Errno::kInval, "not optimized: the jump table's dispatch at +%#lx "
+                              "is in the region", off);
     if (in.flow == Flow::kCall && i + 1 != first + n)
       return Error::formatted(Errno::kInval, "not optimized: the call at +%#lx would return into "
                               "the region (a call only as its last instruction)", off);
@@ -75,12 +82,6 @@ ErrorOr<void> check_region_insns(const FunctionFlow& flow, u32 first, u32 n) {
 }
 
 }  // namespace
-
-u32 first_indirect_jump(const FunctionFlow& flow) {
-  for (usize i = 0; i < flow.count(); ++i)
-    if (flow.insn(i).flow == Flow::kIndirect) return static_cast<u32>(i);
-  return kNoInsn;
-}
 
 ErrorOr<DetourRegion> check_detour_region(const FunctionFlow& flow, okp_addr_t addr) {
   const okp_addr_t fs = flow.text().start;
@@ -116,10 +117,10 @@ ErrorOr<DetourRegion> check_detour_region(const FunctionFlow& flow, okp_addr_t a
   r.length = static_cast<u8>(length);
   r.count = static_cast<u8>(n);
   OKP_TRY(no_edge_inside(flow, addr, addr + length));
-  const u32 indirect = first_indirect_jump(flow);
+  const u32 indirect = flow.first_unresolved_indirect();
   if (indirect != kNoInsn)
-    return Error::formatted(Errno::kInval, "not optimized: the indirect jump at +%#lx (a jump "
-                            "table's or a tail call's) may land inside the region",
+    return Error::formatted(Errno::kInval, "not optimized: the indirect jump at +%#lx (a tail "
+                            "call's, or a jump table's not resolved) may land inside the region",
                             flow.addr_of(indirect) - fs);
   OKP_TRY(check_region_insns(flow, first, n));
   r.dead_set = dead_in_region(flow, first, n);

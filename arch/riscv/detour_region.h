@@ -10,11 +10,12 @@
 //  - no direct jump, branch or call anywhere in the function, and no hidden edge (a jump
 //    label's target, an exception-table fixup), lands strictly inside the region (on its
 //    first byte is fine: that is the jump itself);
-//  - no indirect jump in the function other than a return (`jalr x0, 0(ra)`) and the
-//    assembler's far jump (`auipc rX, hi; jalr x0, lo(rX)`, as direct as a `j`): riscv
-//    kernels are built with jump tables (no -fno-jump-tables, unlike x86's retpoline
-//    kernels), so `jr a5` may land anywhere in the function, and a tail call through a
-//    function pointer cannot be told from a table's dispatch by its bytes. Refused;
+//  - no indirect jump in the function other than a return (`jalr x0, 0(ra)`), the
+//    assembler's far jump (`auipc rX, hi; jalr x0, lo(rX)`, as direct as a `j`) and a jump
+//    table's dispatch whose targets came with the function (arch/riscv/jump_table.h):
+//    riscv kernels are built with jump tables (no -fno-jump-tables, unlike x86's retpoline
+//    kernels), so any other `jr a5` may land anywhere in the function, and a tail call
+//    through a function pointer cannot be told from a table's dispatch by its bytes. Refused;
 //  - nothing in the region opens, ends or sits inside an LR/SC sequence;
 //  - no instruction of the region is named by the kernel's tables (a jump label's site is
 //    patched at its address; an exception-table entry is keyed by the faulting address; a
@@ -57,9 +58,5 @@ ErrorOr<DetourRegion> check_detour_region(const FunctionFlow& flow, okp_addr_t a
 
 // Decodes fn, computes its liveness and checks the region at addr.
 ErrorOr<DetourRegion> check_detour_region(const FunctionText& fn, okp_addr_t addr);
-
-// The first indirect jump of the function that is neither a return nor a far jump
-// (kNoInsn: none).
-u32 first_indirect_jump(const FunctionFlow& flow);
 
 }  // namespace okp::riscv

@@ -97,7 +97,9 @@ ErrorOr<FunctionFlow> FunctionFlow::decode(const FunctionText& fn) {
   }
   for (usize h = 0; h < fn.n_hidden; ++h) {
     const u32 from = f.index_of(fn.hidden[h].from);
-    if (from != kNoInsn) {
+    if (from != kNoInsn && fn.hidden[h].table) {
+      if (f.insns_[from].flow == Flow::kIndirect) f.insns_[from].table_dispatch = true;
+    } else if (from != kNoInsn) {
       FlowInsn& site = f.insns_[from];
       site.hidden_from = true;
       // A jump label's site enabled now (`j target`) is a nop again when its key flips:
@@ -155,14 +157,15 @@ bool FunctionFlow::compute_liveness() {
         case Flow::kBranch: out = live_at_target(in) | next; break;
         case Flow::kCall: out = next; break;
         case Flow::kReturn: out = 0; break;
-        case Flow::kIndirect:
+        case Flow::kIndirect: out = in.table_dispatch ? 0 : kAllRegs; break;
         case Flow::kUnknown: out = kAllRegs; break;
       }
       RegSet live = in.reads | (out & ~in.writes);
-      if (in.flow == Flow::kUnknown || in.flow == Flow::kIndirect) live = kAllRegs;
+      if (in.flow == Flow::kUnknown || (in.flow == Flow::kIndirect && !in.table_dispatch))
+        live = kAllRegs;
       // A hidden edge leaves before the instruction's writes (a fault does not complete it;
-      // a jump label's site is a nop).
-      if (in.hidden_from) {
+      // a jump label's site is a nop; a dispatch writes nothing).
+      if (in.hidden_from || in.table_dispatch) {
         const okp_addr_t at = fn_.start + in.offset;
         for (usize h = 0; h < fn_.n_hidden; ++h)
           if (fn_.hidden[h].from == at) live |= live_at(index_of(fn_.hidden[h].to));
@@ -197,6 +200,12 @@ usize FunctionFlow::outside_targets(okp_addr_t* out, usize max) const {
     ++n;
   }
   return n;
+}
+
+u32 FunctionFlow::first_unresolved_indirect() const {
+  for (usize i = 0; i < count_; ++i)
+    if (insns_[i].flow == Flow::kIndirect && !insns_[i].table_dispatch) return static_cast<u32>(i);
+  return kNoInsn;
 }
 
 u32 open_reservation(const FunctionFlow& flow, usize index) {

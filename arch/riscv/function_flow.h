@@ -20,9 +20,12 @@
 
 namespace okp::riscv {
 
-// Control flow of the function the bytes do not show (see above).
+// Control flow of the function the bytes do not show (see above). table: from a jump
+// table's dispatch (arch/riscv/jump_table.h) to one of its targets; a dispatch with such
+// edges goes to exactly those.
 struct HiddenEdge {
   okp_addr_t from, to;
+  bool table = false;
 };
 
 // The containing function's text, with okprobes' own breakpoints recovered.
@@ -60,7 +63,8 @@ struct FlowInsn {
   RegSet reads, writes;
   u32 target;      // kJump/kBranch/kCall: the target's index, or kNoInsn (outside, or unknown)
   okp_addr_t target_addr;  // kJump/kBranch/kCall: the target's address (0: not known)
-  bool hidden_from;  // a hidden edge leaves from here
+  bool hidden_from;  // a hidden edge (not a table's) leaves from here
+  bool table_dispatch;  // kIndirect resolved: its targets are its table's HiddenEdges
   bool bug_site;     // a BUG/WARN's ebreak (FunctionText::bug_sites): kNext
   const char* mnemonic;  // static, for reasons
 };
@@ -98,6 +102,10 @@ class FunctionFlow {
   // The distinct targets of direct jumps and branches out of the function, at most max of
   // them (for the caller's check of jumps_out_are_tail_calls); how many there are.
   usize outside_targets(okp_addr_t* out, usize max) const;
+
+  // The first indirect jump that is neither a return, a far jump nor a resolved table's
+  // dispatch (kNoInsn: none).
+  u32 first_unresolved_indirect() const;
 
   // For the tests and the survey: why decoding stopped before the end (nullptr: it did not).
   const char* stopped_because() const { return stop_reason_; }

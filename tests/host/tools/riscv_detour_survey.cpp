@@ -26,6 +26,7 @@
 
 #include "arch/riscv/dead_register.h"
 #include "arch/riscv/detour_region.h"
+#include "arch/riscv/jump_table.h"
 
 namespace {
 
@@ -133,7 +134,8 @@ int main(int argc, char** argv) {
 
   std::map<std::string, long> reasons;
   std::map<std::string, long> dead_regs;
-  long funcs = 0, boundaries = 0, ok = 0, indirect_funcs = 0;
+  long funcs = 0, boundaries = 0, ok = 0, indirect_funcs = 0, tables_seen = 0,
+       tables_resolved = 0;
   long region_insns[okp::riscv::kMaxRegionInsns + 1] = {};
   long sampled = 0;
   for (size_t i = 0; i + 1 < syms.size(); ++i) {
@@ -162,16 +164,47 @@ int main(int argc, char** argv) {
     auto decoded = okp::riscv::FunctionFlow::decode(fn);
     if (decoded.is_error()) continue;
     okp::riscv::FunctionFlow flow = decoded.release_value();
-    {  // As the glue will: every jump out lands on a function's entry, none a .cold part.
-      okp_addr_t out[64];
-      const size_t n = flow.outside_targets(out, 64);
-      bool entries = n <= 64;
-      for (size_t t = 0; entries && t < n; ++t) {
-        auto it = std::lower_bound(syms.begin(), syms.end(), std::make_pair(out[t], std::string()));
-        entries = it != syms.end() && it->first == out[t] && !it->second.empty() &&
-                  it->second.find(".cold") == std::string::npos;
+    // As the glue will: every jump out lands on a function's entry (none a .cold part), and
+    // every jump table's dispatch it recognizes gets its targets from .rodata.
+    okp_addr_t out[64];
+    const size_t n_out = flow.outside_targets(out, 64);
+    bool entries = n_out <= 64;
+    for (size_t t = 0; entries && t < n_out; ++t) {
+      auto it = std::lower_bound(syms.begin(), syms.end(), std::make_pair(out[t], std::string()));
+      entries = it != syms.end() && it->first == out[t] && !it->second.empty() &&
+                it->second.find(".cold") == std::string::npos;
+    }
+    fn.jumps_out_are_tail_calls = entries;
+    std::vector<okp::riscv::HiddenEdge> edges(lo, hi);
+    for (okp::u32 k = 0; k < flow.count(); ++k) {
+      if (flow.insn(k).flow != okp::riscv::Flow::kIndirect) continue;
+      const okp_addr_t base = okp::riscv::table_base(flow, k);
+      if (!base) continue;
+      ++tables_seen;
+      const char* data = at_va(base);
+      if (!data) continue;
+      size_t avail = 4 * okp::riscv::kMaxTableEntries;
+      for (auto& [n, sec] : sections)
+        if (sec.size && base >= sec.va && base < sec.va + sec.size)
+          avail = std::min<size_t>(avail, sec.va + sec.size - base);
+      std::vector<okp_addr_t> targets(okp::riscv::kMaxTableEntries);
+      const size_t n = okp::riscv::table_targets(flow, base, reinterpret_cast<const okp::u8*>(data),
+                                                 avail, targets.data(), targets.size());
+      if (!n) {
+        if (std::getenv("SURVEY_VERBOSE")) {
+          int32_t e0;
+          std::memcpy(&e0, data, 4);
+          std::printf("  table at %s+%#lx: base %#lx first entry -> %#lx, avail %zu\n", name.c_str(),
+                      flow.addr_of(k) - start, base, base + e0, avail);
+        }
+        continue;
       }
-      fn.jumps_out_are_tail_calls = entries;
+      ++tables_resolved;
+      for (size_t t = 0; t < n; ++t) edges.push_back({flow.addr_of(k), targets[t], true});
+    }
+    fn.hidden = edges.empty() ? nullptr : edges.data();
+    fn.n_hidden = edges.size();
+    {
       auto again = okp::riscv::FunctionFlow::decode(fn);
       if (again.is_error()) continue;
       flow.~FunctionFlow();
@@ -179,7 +212,7 @@ int main(int argc, char** argv) {
     }
     const bool sound = flow.compute_liveness();
     ++funcs;
-    if (okp::riscv::first_indirect_jump(flow) != okp::riscv::kNoInsn) ++indirect_funcs;
+    if (flow.first_unresolved_indirect() != okp::riscv::kNoInsn) ++indirect_funcs;
     for (size_t k = 0; k < flow.count(); ++k) {
       ++boundaries;
       if (!sound) {
@@ -211,7 +244,8 @@ int main(int argc, char** argv) {
               funcs, stride, sampled, boundaries);
   std::printf("jump labels %zu, exception-table entries %zu, BUG/WARN sites %zu\n",
               n_jump_labels, hidden.size() - n_jump_labels, bugs.size());
-  std::printf("functions with an indirect jump (neither return nor far jump): %ld (%.1f%%)\n",
+  std::printf("jump tables recognized %ld, resolved %ld\n", tables_seen, tables_resolved);
+  std::printf("functions with an indirect jump left (no return, far jump nor table): %ld (%.1f%%)\n",
               indirect_funcs, 100.0 * indirect_funcs / funcs);
   std::printf("would become detours: %ld (%.1f%%)\n", ok, 100.0 * ok / boundaries);
   std::printf("  regions of 2/3/4 instructions: %ld / %ld / %ld\n", region_insns[2],
