@@ -9,7 +9,9 @@
 //
 //   riscv_detour_survey VMLINUX SYSTEM_MAP [STRIDE [BUG_ENTRY_SIZE]]
 // Prints the fraction of boundaries that would become detours, the refusals by reason (offsets
-// folded), the dead registers chosen, and the regions' sizes.
+// folded), the dead registers chosen, and the regions' sizes. SURVEY_NO_TAILS, _NO_TABLES,
+// _NO_BUGS leave out what the glue adds (tail calls, jump tables, BUG/WARN sites);
+// SURVEY_VERBOSE lists the tables not resolved and the probes with no dead register.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -161,6 +163,7 @@ int main(int argc, char** argv) {
     auto bhi = std::lower_bound(bugs.begin(), bugs.end(), start + size);
     fn.bug_sites = blo == bhi ? nullptr : &*blo;
     fn.n_bug_sites = static_cast<size_t>(bhi - blo);
+    if (std::getenv("SURVEY_NO_BUGS")) fn.bug_sites = nullptr, fn.n_bug_sites = 0;
     auto decoded = okp::riscv::FunctionFlow::decode(fn);
     if (decoded.is_error()) continue;
     okp::riscv::FunctionFlow flow = decoded.release_value();
@@ -174,10 +177,11 @@ int main(int argc, char** argv) {
       entries = it != syms.end() && it->first == out[t] && !it->second.empty() &&
                 it->second.find(".cold") == std::string::npos;
     }
-    fn.jumps_out_are_tail_calls = entries;
+    fn.jumps_out_are_tail_calls = entries && !std::getenv("SURVEY_NO_TAILS");
     std::vector<okp::riscv::HiddenEdge> edges(lo, hi);
     for (okp::u32 k = 0; k < flow.count(); ++k) {
-      if (flow.insn(k).flow != okp::riscv::Flow::kIndirect) continue;
+      if (flow.insn(k).flow != okp::riscv::Flow::kIndirect || std::getenv("SURVEY_NO_TABLES"))
+        continue;
       const okp_addr_t base = okp::riscv::table_base(flow, k);
       if (!base) continue;
       ++tables_seen;
