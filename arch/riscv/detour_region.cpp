@@ -94,6 +94,10 @@ ErrorOr<DetourRegion> check_detour_region(const FunctionFlow& flow, okp_addr_t a
     return Error::formatted(Errno::kIlSeq, "not optimized: +%#lx is not an instruction boundary",
                             addr - fs);
   }
+  if (flow.undecoded_bytes())
+    return Error::formatted(Errno::kInval, "not optimized: the function's bytes at +%#lx do not "
+                            "decode (%s): a branch from past them could land anywhere",
+                            flow.code_size(), flow.stopped_because());
   DetourRegion r;
   r.addr = addr;
   u32 n = 0;

@@ -6,7 +6,8 @@
 // breakpoints:
 //
 //  - the region is the whole instructions covering 8 bytes from the probe (2 to 4 of them,
-//    compressed ones counted), inside the function's code;
+//    compressed ones counted), inside the function's code; the whole function decodes (bar
+//    zero padding at its end: past bytes that do not decode, branches nobody sees);
 //  - no direct jump, branch or call anywhere in the function, and no hidden edge (a jump
 //    label's target, an exception-table fixup), lands strictly inside the region (on its
 //    first byte is fine: that is the jump itself);

@@ -202,6 +202,12 @@ usize FunctionFlow::outside_targets(okp_addr_t* out, usize max) const {
   return n;
 }
 
+bool FunctionFlow::undecoded_bytes() const {
+  for (usize i = code_size_; i < fn_.size; ++i)
+    if (fn_.bytes[i]) return true;
+  return false;
+}
+
 u32 FunctionFlow::first_unresolved_indirect() const {
   for (usize i = 0; i < count_; ++i)
     if (insns_[i].flow == Flow::kIndirect && !insns_[i].table_dispatch) return static_cast<u32>(i);

@@ -107,6 +107,10 @@ class FunctionFlow {
   // dispatch (kNoInsn: none).
   u32 first_unresolved_indirect() const;
 
+  // Bytes after code_size() that are not all zero: the function goes on in what does not
+  // decode (data in its text, an encoding longer than 32 bits), whose branches nobody sees.
+  bool undecoded_bytes() const;
+
   // For the tests and the survey: why decoding stopped before the end (nullptr: it did not).
   const char* stopped_because() const { return stop_reason_; }
 

@@ -188,10 +188,15 @@ Use decode_32(u32 insn, okp_addr_t addr) {
     case 0x23:
       if (f3 > 3) return unknown("store");
       return Use("store").r(rs1).r(rs2).mem().fields(0, rs1, rs2);
-    case 0x07:
-      return Use("fload").r(rs1).mem().fields(0, rs1, 0);
-    case 0x27:
-      return Use("fstore").r(rs1).mem().fields(0, rs1, 0);
+    case 0x07: case 0x27: {
+      // Widths 1-4 are the scalar FP loads and stores (h, w, d, q): the base only. The others
+      // are vector ones, whose rs2 field may be an integer stride: read as well.
+      const bool store = (insn & 0x7f) == 0x27;
+      Use x(store ? "fstore" : "fload");
+      x.r(rs1).mem().fields(0, rs1, 0);
+      if (f3 == 0 || f3 > 4) x.r(rs2);
+      return x;
+    }
     case 0x43: case 0x47: case 0x4b: case 0x4f:
       return Use("fma");
     case 0x53:

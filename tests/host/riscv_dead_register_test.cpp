@@ -461,3 +461,26 @@ TEST(RiscvDeadRegister, EnabledJumpLabelStillFallsThrough) {
   EXPECT_FALSE(r.dead_set & x(kT0)) << "the nop's way reads t0";
   EXPECT_EQ(r.dead, kT1);
 }
+
+TEST(RiscvDetourRegion, BytesThatDoNotDecodeRefuseTheFunction) {
+  std::vector<u8> bytes{
+      0x05, 0x46,  // +0 li a2,1
+      0x89, 0x46,  // +2 li a3,2
+      0x0d, 0x47,  // +4 li a4,3
+      0x91, 0x47,  // +6 li a5,4
+      0x82, 0x80,  // +8 ret
+      0x00, 0x00,  // +a padding
+      0x00, 0x00,
+  };
+  FunctionText fn{kFn, bytes.data(), bytes.size()};
+  EXPECT_EQ(ok(check_detour_region(fn, kFn)).count, 4) << "zero padding after the last one";
+  bytes[0xc] = 0x1f;  // +c a 48-bit encoding: code nobody decodes follows
+  const std::string why = refused(check_detour_region(fn, kFn));
+  EXPECT_NE(why.find("the function's bytes at +0xa do not decode"), std::string::npos) << why;
+}
+
+TEST(RiscvRegisterUse, VectorLoadsReadTheirStride) {
+  // vlse32.v v8,(a0),a1 (strided: a1 is the stride) and fld fa0,8(a0) (the base only)
+  EXPECT_EQ(use_of({0x07, 0x64, 0xb5, 0x0a}).reads & x(kA1), x(kA1));
+  EXPECT_EQ(use_of({0x07, 0x35, 0x85, 0x00}).reads, x(kA0));
+}
