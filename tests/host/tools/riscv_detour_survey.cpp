@@ -8,6 +8,9 @@
 // and ftrace's boot-time patching): a preview, not the in-guest coverage.
 //
 //   riscv_detour_survey VMLINUX SYSTEM_MAP [STRIDE [BUG_ENTRY_SIZE]]
+//   SURVEY_IMAGE_BASE=ffffffff80000000 riscv_detour_survey IMAGE SYMBOLS ...
+// The second form reads a flat image (Debian's vmlinuz) with symbols in System.map's format
+// (tests/host/tools/kallsyms_from_image.py recovers them from the image's kallsyms).
 // Prints the fraction of boundaries that would become detours, the refusals by reason (offsets
 // folded), the dead registers chosen, and the regions' sizes. SURVEY_NO_TAILS, _NO_TABLES,
 // _NO_BUGS leave out what the glue adds (tail calls, jump tables, BUG/WARN sites);
@@ -66,14 +69,21 @@ int main(int argc, char** argv) {
   const unsigned stride = argc > 3 ? std::atoi(argv[3]) : 20;
   std::ifstream elf(argv[1], std::ios::binary);
   std::vector<char> image((std::istreambuf_iterator<char>(elf)), {});
-  if (image.size() < sizeof(Elf64_Ehdr)) return std::fprintf(stderr, "no ELF\n"), 1;
-  auto* eh = reinterpret_cast<Elf64_Ehdr*>(image.data());
-  if (eh->e_machine != EM_RISCV) return std::fprintf(stderr, "not a riscv vmlinux\n"), 1;
-  auto* sh = reinterpret_cast<Elf64_Shdr*>(image.data() + eh->e_shoff);
-  const char* names = image.data() + sh[eh->e_shstrndx].sh_offset;
   std::map<std::string, Section> sections;
-  for (int i = 0; i < eh->e_shnum; ++i)
-    sections[names + sh[i].sh_name] = {sh[i].sh_addr, sh[i].sh_offset, sh[i].sh_size};
+  if (const char* base = std::getenv("SURVEY_IMAGE_BASE")) {
+    // A flat image (Debian's riscv64 vmlinuz is the kernel's Image with an EFI stub header),
+    // loaded at base: one section of everything.
+    sections[".text"] = {std::strtoul(base, nullptr, 16), 0, image.size()};
+  } else {
+    if (image.size() < sizeof(Elf64_Ehdr)) return std::fprintf(stderr, "no ELF\n"), 1;
+    auto* eh = reinterpret_cast<Elf64_Ehdr*>(image.data());
+    if (eh->e_machine != EM_RISCV) return std::fprintf(stderr, "not a riscv vmlinux\n"), 1;
+    auto* sh = reinterpret_cast<Elf64_Shdr*>(image.data() + eh->e_shoff);
+    const char* names = image.data() + sh[eh->e_shstrndx].sh_offset;
+    for (int i = 0; i < eh->e_shnum; ++i)
+      if (sh[i].sh_type != SHT_NOBITS)
+        sections[names + sh[i].sh_name] = {sh[i].sh_addr, sh[i].sh_offset, sh[i].sh_size};
+  }
   const Section text = sections[".text"];
   auto at_va = [&](Elf64_Addr va) -> const char* {
     for (auto& [n, s] : sections)
@@ -216,6 +226,9 @@ int main(int argc, char** argv) {
     }
     const bool sound = flow.compute_liveness();
     ++funcs;
+    if (std::getenv("SURVEY_VERBOSE") && !flow.count())
+      std::printf("  %s: nothing decodes (%s)\n", name.c_str(),
+                  flow.stopped_because() ? flow.stopped_because() : "empty");
     if (flow.first_unresolved_indirect() != okp::riscv::kNoInsn) ++indirect_funcs;
     for (size_t k = 0; k < flow.count(); ++k) {
       ++boundaries;
