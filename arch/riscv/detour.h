@@ -30,8 +30,12 @@
 // What handlers see in R: 0. R is dead at the probe, so no instruction of the probed code
 // reads the value it had before the jump, and nothing can say what it was (the pair
 // overwrote it with an address near the detour, which a handler must not take for probed
-// state). The entry writes 0 into pt_regs' R before the handlers run (it reads R's number
-// from buffer+16); a handler's write to R changes nothing the probed code reads.
+// state). The pre entry writes 0 into pt_regs' R before the handlers run (it reads R's
+// number from buffer+16) and restores R from the frame like any register, so R is 0 when the
+// copy starts; a handler's write to R changes nothing the probed code reads. The post entry
+// must not touch R: after the first instruction R may be live (the region may write it and
+// read it again: `addi t0, a2, -10; addi a1, t0, 12`), and post handlers see it as it is
+// (the first instruction's result, or the pre entry's 0).
 //
 // With post handlers each way on from the first instruction goes through a post call first,
 // with the ip post handlers see as data after it:
