@@ -484,3 +484,22 @@ TEST(RiscvRegisterUse, VectorLoadsReadTheirStride) {
   EXPECT_EQ(use_of({0x07, 0x64, 0xb5, 0x0a}).reads & x(kA1), x(kA1));
   EXPECT_EQ(use_of({0x07, 0x35, 0x85, 0x00}).reads, x(kA0));
 }
+
+TEST(RiscvDeadRegister, ArgumentsTheRegionSetsForItsCallAreNotDead) {
+  const Fn fn{{
+      0x15, 0x46,              // +0 li a2,5
+      0x99, 0x46,              // +2 li a3,6
+      0xef, 0x00, 0xc0, 0x00,  // +4 jal ra,+0x10
+      0x2e, 0x95,              // +8 add a0,a0,a1
+      0x82, 0x80,              // +a ret
+      0x01, 0x00, 0x01, 0x00,  // +c nop; nop
+      0x82, 0x80,              // +10 ret (the callee)
+  }};
+  const auto r = ok(fn.region(0));
+  EXPECT_EQ(r.count, 3);
+  // a2 and a3 are dead at the region's start (written first), but the callee reads them:
+  // the detour's jump to it must not go through them.
+  EXPECT_FALSE(r.dead_set & (x(kA2) | x(kA3)));
+  EXPECT_FALSE(r.dead_set & kArgRegs);
+  EXPECT_EQ(r.dead, kT0);
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // The riscv64 jump probe end to end on the host: random functions (register moves and
-// arithmetic, auipc, forward and backward branches, jumps, compressed and 4-byte forms) run
+// arithmetic, auipc, forward and backward branches, jumps, calls and tail calls, early
+// returns, compressed and 4-byte forms) run
 // on an interpreter as they are and with a probe's jump and detour in place, at every
 // boundary the region check accepts, with and without post handlers, from random registers.
 // What the caller can see at the return (a0, a1, ra, sp, s0-s11) must be the same: the dead
@@ -29,6 +30,9 @@ constexpr okp_addr_t kBuffer = 0xffffffff80e00000ul;
 constexpr okp_addr_t kEntry = 0xffffffff81000000ul;
 constexpr okp_addr_t kPost = 0xffffffff81000100ul;
 constexpr okp_addr_t kReturn = 0xffffffff80777770ul;  // ra at the function's entry
+// Another function the random ones call and tail-call: it reads its arguments and leaves
+// what the psABI lets it leave in the caller-saved registers.
+constexpr okp_addr_t kCallee = kFn + 0x800;
 constexpr u64 kStack = 0x10000;
 
 i64 sext(u64 v, unsigned bits) { return static_cast<i64>(v << (64 - bits)) >> (64 - bits); }
@@ -41,6 +45,11 @@ struct Cpu {
   u8 stack[64] = {};
   u8 dead = 0;  // the detour's R: the pre entry shows (and restores) it as 0
   int post_calls = 0;
+  int entries = 0;  // hits of the probe
+  int detour_calls = 0;  // calls of the callee from the detour (a region's relocated call)
+  u64 last_pc = 0;
+  u64 calls = 0;  // the callee's clobbers depend on how many calls came before: the same
+                  // in both runs when they make the same calls
 
   const u8* fetch(u64 pc, usize n) const {
     if (pc >= kFn && pc + n <= kFn + text.size()) return text.data() + (pc - kFn);
@@ -77,8 +86,20 @@ struct Cpu {
     u64 pc = kFn;
     for (int step = 0; step < max_steps; ++step) {
       if (pc == kReturn) return true;
+      if (pc == kCallee) {
+        ++calls;
+        detour_calls += last_pc >= kBuffer && last_pc < kBuffer + arch::kDetourCapacity &&
+                        x[kRa] != kReturn;
+        const u64 result = x[kA0] * 3 + x[kA1] + x[kA7] + calls;
+        for (unsigned r = 1; r < 32; ++r)
+          if (kCallClobbered & reg_bit(r) && r != kRa) x[r] = (calls * 0x9e3779b97f4a7c15ull) ^ r;
+        x[kA0] = result;
+        pc = x[kRa];
+        continue;
+      }
       const u8* p = fetch(pc, 2);
       if (!p) return false;
+      last_pc = pc;
       const u16 h = static_cast<u16>(p[0] | p[1] << 8);
       if ((h & 3) != 3) {
         const u32 f3 = h >> 13, rd = (h >> 7) & 31, rs2 = (h >> 2) & 31, rs1p = ((h >> 7) & 7) + 8;
@@ -116,6 +137,11 @@ struct Cpu {
       u64 next = pc + 4, v = 0;
       switch (w & 0x7f) {
         case 0x17: set(rd, pc + sext(w & 0xfffff000u, 32)); break;
+        case 0x6f:
+          set(rd, pc + 4);
+          next = pc + sext(((w >> 31) & 1) << 20 | ((w >> 12) & 0xff) << 12 |
+                           ((w >> 20) & 1) << 11 | ((w >> 21) & 0x3ff) << 1, 21);
+          break;
         case 0x13:
           if (f3) return false;
           set(rd, x[rs1] + imm_i);
@@ -141,6 +167,7 @@ struct Cpu {
           const u64 target = (x[rs1] + imm_i) & ~1ull;
           set(rd, pc + 4);
           if (target == kEntry) {  // saves and restores everything, R shown as 0
+            ++entries;
             if (dead) x[dead] = 0;
             next = x[1];
           } else if (target == kPost) {  // saves and restores everything, R as it is (it
@@ -179,7 +206,7 @@ struct Generator {
     const usize n = 8 + pick(14);
     std::vector<Insn> insns;
     for (usize i = 0; i < n; ++i) {
-      Insn in{static_cast<int>(pick(10)), kRegs[pick(10)], kRegs[pick(10)], kRegs[pick(10)],
+      Insn in{static_cast<int>(pick(14)), kRegs[pick(10)], kRegs[pick(10)], kRegs[pick(10)],
               static_cast<i32>(pick(31)) - 15, 0};
       if (in.kind == 5 || in.kind == 6) in.rs1 = kCRegs[pick(7)];
       // Branch targets: forward, or backward at most once in a while (bounded by steps).
@@ -187,12 +214,30 @@ struct Generator {
       insns.push_back(in);
     }
     // Lay out: lengths first, then encode with the offsets known.
-    auto length = [](const Insn& in) { return in.kind == 3 || in.kind == 4 || in.kind == 7 || in.kind == 9 ? 4u : 2u; };
+    // A frame keeps ra across the calls: addi sp,sp,-16; sd ra,8(sp) first, and
+    // ld ra,8(sp); addi sp,sp,16 before every return and tail call.
+    constexpr usize kPrologue = 8, kEpilogue = 8;
+    auto length = [](const Insn& in) {
+      switch (in.kind) {
+        case 3: case 4: case 7: case 9: case 10: return usize{4};
+        case 11: return usize{8};               // auipc + jalr
+        case 12: return kEpilogue + 2;          // epilogue, ret
+        case 13: return kEpilogue + 8;          // epilogue, auipc + jr
+        default: return usize{2};
+      }
+    };
     std::vector<usize> at(n + 1);
+    at[0] = kPrologue;
     for (usize i = 0; i < n; ++i) at[i + 1] = at[i] + length(insns[i]);
     std::vector<u8> b;
     auto put16 = [&](u32 h) { b.push_back(static_cast<u8>(h)); b.push_back(static_cast<u8>(h >> 8)); };
     auto put32 = [&](u32 w) { put16(w & 0xffff); put16(w >> 16); };
+    auto epilogue = [&] {
+      put32(0x00813083);  // ld ra,8(sp)
+      put32(0x01010113);  // addi sp,sp,16
+    };
+    put32(0xff010113);  // addi sp,sp,-16
+    put32(0x00113423);  // sd ra,8(sp)
     for (usize i = 0; i < n; ++i) {
       const Insn& in = insns[i];
       const i64 off = static_cast<i64>(at[in.target]) - static_cast<i64>(at[i]);
@@ -222,9 +267,25 @@ struct Generator {
                 ((o >> 1) & 7) << 3 | ((o >> 5) & 1) << 2 | 1);
           break;
         }
-        default: put32((static_cast<u32>(pick(4))) << 12 | in.rd << 7 | 0x17); break;  // auipc
+        case 9: put32((static_cast<u32>(pick(4))) << 12 | in.rd << 7 | 0x17); break;  // auipc
+        case 10: {  // jal ra, callee
+          const u32 o = static_cast<u32>(kCallee - (kFn + at[i]));
+          put32(((o >> 20) & 1) << 31 | ((o >> 1) & 0x3ff) << 21 | ((o >> 11) & 1) << 20 |
+                ((o >> 12) & 0xff) << 12 | 1u << 7 | 0x6f);
+          break;
+        }
+        case 11: case 13: {  // call / tail callee: auipc ra|t1, 0; jalr ra|x0, lo(ra|t1)
+          if (in.kind == 13) epilogue();
+          const u32 o = static_cast<u32>(kCallee - (kFn + b.size()));
+          const u32 link = in.kind == 11 ? 1 : 6;
+          put32(link << 7 | 0x17);
+          put32((o & 0xfff) << 20 | link << 15 | (in.kind == 11 ? 1u : 0u) << 7 | 0x67);
+          break;
+        }
+        default: epilogue(); put16(0x8082); break;  // an early return
       }
     }
+    epilogue();
     put16(0x8082);  // ret
     return b;
   }
@@ -236,10 +297,12 @@ constexpr RegSet kVisible = kReturnReads;
 
 TEST(RiscvDetourEquivalence, RandomFunctionsBehaveTheSameThroughTheDetour) {
   Generator gen(0x5eed);
-  long functions = 0, probes = 0, accepted = 0, compared = 0;
+  long functions = 0, probes = 0, accepted = 0, compared = 0, calls = 0, tails = 0, not_t0 = 0,
+       compared_calls = 0, hits = 0;
   for (int f = 0; f < 3000; ++f) {
     const std::vector<u8> text = gen.function();
-    const FunctionText fn{kFn, text.data(), text.size()};
+    FunctionText fn{kFn, text.data(), text.size()};
+    fn.jumps_out_are_tail_calls = true;  // kCallee is another function's entry
     auto decoded = FunctionFlow::decode(fn);
     ASSERT_FALSE(decoded.is_error());
     FunctionFlow flow = decoded.release_value();
@@ -251,6 +314,11 @@ TEST(RiscvDetourEquivalence, RandomFunctionsBehaveTheSameThroughTheDetour) {
       auto region = check_detour_region(flow, flow.addr_of(k));
       if (region.is_error()) continue;
       ++accepted;
+      const DetourRegion& r = region.value();
+      calls += r.insns[r.count - 1].flow == Flow::kCall;
+      for (usize i = 0; i < r.count; ++i)
+        tails += r.insns[i].flow == Flow::kJump && r.insns[i].target == kCallee;
+      not_t0 += r.dead != kT0;
       for (okp_addr_t post : {okp_addr_t{0}, kPost}) {
         auto planned = plan_detour(region.value(), kBuffer, {kEntry, post});
         if (planned.is_error()) continue;  // post handlers after a return
@@ -282,11 +350,23 @@ TEST(RiscvDetourEquivalence, RandomFunctionsBehaveTheSameThroughTheDetour) {
                 << (post ? " with post" : "");
           }
           ++compared;
+          compared_calls += probed.detour_calls > 0;
+          hits += probed.entries > 0;
         }
       }
     }
   }
   RecordProperty("accepted", static_cast<int>(accepted));
+  RecordProperty("calls", static_cast<int>(calls));
+  RecordProperty("tails", static_cast<int>(tails));
+  RecordProperty("not_t0", static_cast<int>(not_t0));
+  EXPECT_GT(calls, 100) << "regions ending in a call";
+  RecordProperty("compared_calls", static_cast<int>(compared_calls));
+  RecordProperty("hits", static_cast<int>(hits));
+  EXPECT_GT(hits, compared / 4) << "runs that went through the probe";
+  EXPECT_GT(compared_calls, 1000) << "runs calling from a detour";
+  EXPECT_GT(tails, 100) << "regions with a tail call";
+  EXPECT_GT(not_t0, 100) << "regions through another register than t0";
   EXPECT_GT(accepted, probes / 4) << "the generator gives the region check work it accepts";
   EXPECT_GT(compared, 1000);
 }
