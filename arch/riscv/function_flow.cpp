@@ -86,14 +86,12 @@ ErrorOr<FunctionFlow> FunctionFlow::decode(const FunctionText& fn) {
     if (in.flow == Flow::kJump || in.flow == Flow::kBranch || in.flow == Flow::kCall)
       in.target = f.index_of(in.target_addr);
   }
-  // A far jump resolved above is only as sound as its auipc: when anything else lands on
-  // the jalr, the base register may hold another value there.
+  // A far jump or call resolved above is only as sound as its auipc: when anything else
+  // lands on the jalr, the base register may hold another value there.
   for (usize i = 0; i < f.count_; ++i) {
     const FlowInsn& in = f.insns_[i];
     if (in.target == kNoInsn || (in.flow != Flow::kJump && in.flow != Flow::kBranch)) continue;
-    FlowInsn& t = f.insns_[in.target];
-    const bool far = t.length == 4 && (fn.bytes[t.offset] & 0x7f) == 0x67;
-    if (far && t.flow == Flow::kJump) t.flow = Flow::kIndirect, t.target = kNoInsn;
+    f.unresolve_far(in.target);
   }
   for (usize h = 0; h < fn.n_hidden; ++h) {
     const u32 from = f.index_of(fn.hidden[h].from);
@@ -108,12 +106,17 @@ ErrorOr<FunctionFlow> FunctionFlow::decode(const FunctionText& fn) {
         site.flow = Flow::kBranch;
     }
     const u32 to = f.index_of(fn.hidden[h].to);
-    if (to == kNoInsn) continue;
-    FlowInsn& t = f.insns_[to];
-    const bool far = t.length == 4 && (fn.bytes[t.offset] & 0x7f) == 0x67;
-    if (far && t.flow == Flow::kJump) t.flow = Flow::kIndirect, t.target = kNoInsn;
+    if (to != kNoInsn) f.unresolve_far(to);
   }
   return f;
+}
+
+void FunctionFlow::unresolve_far(u32 index) {
+  FlowInsn& t = insns_[index];
+  if (t.length != 4 || (fn_.bytes[t.offset] & 0x7f) != 0x67) return;  // not a jalr
+  if (t.flow == Flow::kJump) t.flow = Flow::kIndirect;  // a `tail`: a jr again
+  t.target = kNoInsn;
+  t.target_addr = 0;  // a `call`: through its register again (detour.cpp)
 }
 
 u32 FunctionFlow::index_of(okp_addr_t addr) const {

@@ -116,6 +116,8 @@ class FunctionFlow {
 
  private:
   FunctionFlow() = default;
+  // The jalr at index loses a far jump's or call's resolution (something else lands on it).
+  void unresolve_far(u32 index);
   FunctionText fn_ = {};
   FlowInsn* insns_ = nullptr;
   RegSet* live_ = nullptr;

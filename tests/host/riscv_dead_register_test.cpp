@@ -503,3 +503,28 @@ TEST(RiscvDeadRegister, ArgumentsTheRegionSetsForItsCallAreNotDead) {
   EXPECT_FALSE(r.dead_set & kArgRegs);
   EXPECT_EQ(r.dead, kT0);
 }
+
+TEST(RiscvFunctionFlow, FarJumpsAndCallsResolveOnlyWhenNothingLandsOnTheirJalr) {
+  const Fn fn{{
+      0x19, 0xc1,              // +0 beqz a0,+6: lands on the jalr below
+      0x97, 0x00, 0x00, 0x00,  // +2 auipc ra,0
+      0xe7, 0x80, 0x00, 0x10,  // +6 jalr ra,0x100(ra): ra is not always the auipc's
+      0x17, 0x03, 0x00, 0x00,  // +a auipc t1,0
+      0x67, 0x00, 0x03, 0x20,  // +e jr 0x200(t1): the assembler's `tail` to +0x20a
+      0x19, 0xc1,              // +12 beqz a0,+0x18: lands on the jalr below
+      0x17, 0x03, 0x00, 0x00,  // +14 auipc t1,0
+      0x67, 0x00, 0x03, 0x10,  // +18 jr 0x100(t1)
+  }};
+  auto decoded = FunctionFlow::decode(fn.text());
+  ASSERT_FALSE(decoded.is_error());
+  const FunctionFlow flow = decoded.release_value();
+  const FlowInsn& call = flow.insn(flow.index_of(kFn + 6));
+  EXPECT_EQ(call.flow, Flow::kCall);
+  EXPECT_EQ(call.target_addr, 0u) << "a call through ra, whatever it holds";
+  const FlowInsn& tail = flow.insn(flow.index_of(kFn + 0xe));
+  EXPECT_EQ(tail.flow, Flow::kJump);
+  EXPECT_EQ(tail.target_addr, kFn + 0x20a);
+  const FlowInsn& landed = flow.insn(flow.index_of(kFn + 0x18));
+  EXPECT_EQ(landed.flow, Flow::kIndirect) << "t1 is not always the auipc's there";
+  EXPECT_EQ(flow.first_unresolved_indirect(), flow.index_of(kFn + 0x18));
+}
