@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-// The register dead throughout a riscv64 jump probe's region (dead_register.h says why each
+// The register dead at a riscv64 jump probe's region (dead_register.h says why each
 // place counts).
 #include "arch/riscv/dead_register.h"
 

@@ -130,9 +130,9 @@ ErrorOr<DetourRegion> check_detour_region(const FunctionFlow& flow, okp_addr_t a
   r.dead_set = dead_in_region(flow, first, n);
   r.dead = pick_dead_register(r.dead_set);
   if (!r.dead)
-    return Error::formatted(Errno::kInval, "not optimized: no register is dead throughout the "
-                            "region +%#lx..+%#lx and where it leaves (written before read on "
-                            "every path)", addr - fs, addr + length - fs);
+    return Error::formatted(Errno::kInval, "not optimized: no register is dead at the region "
+                            "+%#lx..+%#lx and wherever it leaves (written before read on every "
+                            "path)", addr - fs, addr + length - fs);
   return r;
 }
 

@@ -23,7 +23,8 @@
 //    BUG/WARN's ebreak is looked up by its address);
 //  - a call only as the region's last instruction (the callee returns to the original code
 //    after it, never into the detour, which may be freed while the callee sleeps);
-//  - a register is dead throughout the region and where it leaves (arch/riscv/dead_register.h).
+//  - a register is dead at the region's start and wherever it leaves
+//    (arch/riscv/dead_register.h).
 // Each refusal's reason starts "not optimized: " and names the offsets.
 #pragma once
 
@@ -49,7 +50,7 @@ struct DetourRegion {
   u8 length = 0;        // >= kJumpSize
   u8 count = 0;
   u8 dead = 0;          // the register the jump and the detour clobber
-  RegSet dead_set = 0;  // every register dead throughout (the tests, the survey)
+  RegSet dead_set = 0;  // every register that could be R (the tests, the survey)
   RegionInsn insns[kMaxRegionInsns] = {};
 };
 

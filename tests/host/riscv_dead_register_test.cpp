@@ -400,7 +400,7 @@ TEST(RiscvDetourRegion, UnknownFlowAheadLeavesNoDeadRegister) {
       0x82, 0x80,              // +c ret
   }};
   const std::string why = refused(fn.region(0));
-  EXPECT_NE(why.find("no register is dead throughout the region +0..+0x8"), std::string::npos)
+  EXPECT_NE(why.find("no register is dead at the region +0..+0x8"), std::string::npos)
       << why;
 }
 

@@ -249,7 +249,7 @@ int main(int argc, char** argv) {
         // jump, leaves the function), or the registers really are all in use.
         const okp::riscv::RegSet live = ~flow.live_in(k) & okp::riscv::kAllRegs;
         kind += live == 0 ? " [every register live at the probe: unknown/indirect/leaves reached]"
-                          : " [some registers dead at the probe, none throughout the region]";
+                          : " [some registers dead at the probe, none wherever the region leaves]";
         if (std::getenv("SURVEY_VERBOSE") && live)
           std::printf("  %s+%#lx live_in %#x\n", name.c_str(), flow.addr_of(k) - start,
                       flow.live_in(k));
