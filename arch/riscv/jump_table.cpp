@@ -55,6 +55,25 @@ okp_addr_t address_in(const FunctionFlow& flow, u32 index, u8 reg, u32* first) {
   return static_cast<okp_addr_t>(a.imm + lo);
 }
 
+// The entries are labels of the function: instructions its decode found, if the decode is
+// right. It is, as far as the function's own branches can tell: each lands on one.
+bool decode_agrees(const FunctionFlow& flow) {
+  const FunctionText& fn = flow.text();
+  for (usize i = 0; i < flow.count(); ++i) {
+    const FlowInsn& in = flow.insn(i);
+    const bool direct = in.flow == Flow::kJump || in.flow == Flow::kBranch;
+    if (direct && in.target_addr >= fn.start && in.target_addr < fn.start + fn.size &&
+        in.target == kNoInsn)
+      return false;
+  }
+  return true;
+}
+
+okp_addr_t entry_target(okp_addr_t base, const u8* e) {
+  const i32 v = static_cast<i32>(e[0] | e[1] << 8 | e[2] << 16 | static_cast<u32>(e[3]) << 24);
+  return base + static_cast<i64>(v);
+}
+
 }  // namespace
 
 okp_addr_t table_base(const FunctionFlow& flow, u32 jr) {
@@ -108,27 +127,44 @@ okp_addr_t table_base(const FunctionFlow& flow, u32 jr) {
 
 usize table_targets(const FunctionFlow& flow, okp_addr_t base, const u8* entries, usize n_bytes,
                     okp_addr_t* out, usize max) {
-  const FunctionText& fn = flow.text();
-  // The entries are labels of the function: instructions its decode found, if the decode is
-  // right. It is, as far as the function's own branches can tell: each lands on one.
-  for (usize i = 0; i < flow.count(); ++i) {
-    const FlowInsn& in = flow.insn(i);
-    const bool direct = in.flow == Flow::kJump || in.flow == Flow::kBranch;
-    if (direct && in.target_addr >= fn.start && in.target_addr < fn.start + fn.size &&
-        in.target == kNoInsn)
-      return 0;
-  }
+  if (!decode_agrees(flow)) return 0;
   usize n = 0;
   for (usize at = 0; at + 4 <= n_bytes; at += 4) {
-    const i32 e = static_cast<i32>(entries[at] | entries[at + 1] << 8 | entries[at + 2] << 16 |
-                                   static_cast<u32>(entries[at + 3]) << 24);
-    const okp_addr_t target = base + static_cast<i64>(e);
+    const okp_addr_t target = entry_target(base, entries + at);
     // Not one of the function's instructions: not an entry, so past the table.
     if (flow.index_of(target) == kNoInsn) return n;
     if (n == max) return 0;
     out[n++] = target;
   }
   return 0;  // no end seen within what was read: the table may go on
+}
+
+usize resolve_jump_tables(const FunctionFlow& flow, ReadFn read, void* ctx, HiddenEdge* out,
+                          usize cap) {
+  if (!decode_agrees(flow)) return 0;
+  usize total = 0;
+  for (u32 jr = 0; jr < flow.count(); ++jr) {
+    if (flow.insn(jr).flow != Flow::kIndirect) continue;
+    const okp_addr_t base = table_base(flow, jr);
+    if (!base) continue;
+    constexpr usize kChunk = 16;  // entries read at a time: a small frame
+    u8 chunk[4 * kChunk];
+    usize n = 0;
+    bool ended = false;
+    while (!ended && n < kMaxTableEntries && total + n < cap) {
+      if (!read(ctx, base + 4 * n, chunk, sizeof(chunk))) break;
+      for (usize k = 0; k < kChunk && total + n < cap; ++k) {
+        const okp_addr_t target = entry_target(base, chunk + 4 * k);
+        if (flow.index_of(target) == kNoInsn) {
+          ended = true;
+          break;
+        }
+        out[total + n++] = {flow.addr_of(jr), target, true};
+      }
+    }
+    if (ended) total += n;  // otherwise the edges written are dropped: not resolved
+  }
+  return total;
 }
 
 }  // namespace okp::riscv

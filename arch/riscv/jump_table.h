@@ -40,4 +40,16 @@ okp_addr_t table_base(const FunctionFlow& flow, u32 jr);
 usize table_targets(const FunctionFlow& flow, okp_addr_t base, const u8* entries, usize n_bytes,
                     okp_addr_t* out, usize max);
 
+// Reads n bytes of the kernel at addr into out (okp_seam_read_nofault in the module, the
+// image in the survey); false when it cannot.
+using ReadFn = bool (*)(void* ctx, okp_addr_t addr, u8* out, usize n);
+
+// Every dispatch of flow that table_base() recognizes, its table read through read a few
+// entries at a time: its targets appended to out as table HiddenEdges (at most cap in all).
+// How many were appended; a table that cannot be read or does not end within
+// kMaxTableEntries or cap is left out (its dispatch stays an unresolved indirect jump).
+// The caller decodes the function again with them (FunctionText::hidden).
+usize resolve_jump_tables(const FunctionFlow& flow, ReadFn read, void* ctx, HiddenEdge* out,
+                          usize cap);
+
 }  // namespace okp::riscv

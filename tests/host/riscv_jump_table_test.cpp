@@ -5,6 +5,7 @@
 // with riscv64-linux-gnu-as -march=rv64gc -mno-relax.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 #include "arch/riscv/detour_region.h"
@@ -119,4 +120,45 @@ TEST(RiscvJumpTable, ResolvedDispatchGoesToExactlyItsTargets) {
   ASSERT_TRUE(dispatch.is_error());
   EXPECT_NE(std::string(dispatch.error().reason()).find("the jump table's dispatch at +0x16"),
             std::string::npos) << dispatch.error().reason();
+}
+
+namespace {
+
+// The kernel's memory as the resolver reads it: the table at kTable, nothing else.
+struct Rodata {
+  std::vector<u8> bytes;
+  static bool read(void* ctx, okp_addr_t addr, u8* out, usize n) {
+    const auto& r = *static_cast<Rodata*>(ctx);
+    if (addr < kTable || addr + n > kTable + r.bytes.size()) return false;
+    std::memcpy(out, r.bytes.data() + (addr - kTable), n);
+    return true;
+  }
+};
+
+}  // namespace
+
+TEST(RiscvJumpTable, ResolvedThroughTheKernelsMemory) {
+  FunctionFlow flow = decode(FunctionText{kFn, kSwitch.data(), kSwitch.size()});
+  Rodata rodata{entries({0x20, 0x18, 0x1c, 0x1c, 0x400})};
+  rodata.bytes.resize(256);  // the chunks read past the table stay readable
+  HiddenEdge out[8];
+  ASSERT_EQ(resolve_jump_tables(flow, Rodata::read, &rodata, out, 8), 4u);
+  for (const HiddenEdge& e : out) {
+    if (&e == out + 4) break;
+    EXPECT_EQ(e.from, kFn + 0x16);
+    EXPECT_TRUE(e.table);
+  }
+  EXPECT_EQ(out[0].to, kFn + 0x20);
+  EXPECT_EQ(out[3].to, kFn + 0x1c);
+  // The flow decoded again with them: the dispatch goes to exactly those.
+  FunctionText fn{kFn, kSwitch.data(), kSwitch.size()};
+  fn.hidden = out;
+  fn.n_hidden = 4;
+  FunctionFlow resolved = decode(fn);
+  EXPECT_EQ(resolved.first_unresolved_indirect(), kNoInsn);
+  EXPECT_TRUE(resolved.insn(resolved.index_of(kFn + 0x16)).table_dispatch);
+  // Memory that cannot be read, or too little room for the edges: not resolved.
+  Rodata unreadable{entries({0x20})};
+  EXPECT_EQ(resolve_jump_tables(flow, Rodata::read, &unreadable, out, 8), 0u);
+  EXPECT_EQ(resolve_jump_tables(flow, Rodata::read, &rodata, out, 3), 0u);
 }

@@ -189,32 +189,28 @@ int main(int argc, char** argv) {
     }
     fn.jumps_out_are_tail_calls = entries && !std::getenv("SURVEY_NO_TAILS");
     std::vector<okp::riscv::HiddenEdge> edges(lo, hi);
-    for (okp::u32 k = 0; k < flow.count(); ++k) {
-      if (flow.insn(k).flow != okp::riscv::Flow::kIndirect || std::getenv("SURVEY_NO_TABLES"))
-        continue;
-      const okp_addr_t base = okp::riscv::table_base(flow, k);
-      if (!base) continue;
-      ++tables_seen;
-      const char* data = at_va(base);
-      if (!data) continue;
-      size_t avail = 4 * okp::riscv::kMaxTableEntries;
-      for (auto& [n, sec] : sections)
-        if (sec.size && base >= sec.va && base < sec.va + sec.size)
-          avail = std::min<size_t>(avail, sec.va + sec.size - base);
-      std::vector<okp_addr_t> targets(okp::riscv::kMaxTableEntries);
-      const size_t n = okp::riscv::table_targets(flow, base, reinterpret_cast<const okp::u8*>(data),
-                                                 avail, targets.data(), targets.size());
-      if (!n) {
-        if (std::getenv("SURVEY_VERBOSE")) {
-          int32_t e0;
-          std::memcpy(&e0, data, 4);
-          std::printf("  table at %s+%#lx: base %#lx first entry -> %#lx, avail %zu\n", name.c_str(),
-                      flow.addr_of(k) - start, base, base + e0, avail);
-        }
-        continue;
+    if (!std::getenv("SURVEY_NO_TABLES")) {
+      for (okp::u32 k = 0; k < flow.count(); ++k)
+        if (flow.insn(k).flow == okp::riscv::Flow::kIndirect && okp::riscv::table_base(flow, k))
+          ++tables_seen;
+      // As the glue will: the tables read from the kernel (here the image), a chunk at a time.
+      std::vector<okp::riscv::HiddenEdge> table(4096);
+      auto read = [](void* ctx, okp_addr_t addr, okp::u8* out, okp::usize n) {
+        auto& at = *static_cast<decltype(at_va)*>(ctx);
+        const char* p = at(addr);
+        if (!p || !at(addr + n - 1)) return false;
+        std::memcpy(out, p, n);
+        return true;
+      };
+      const size_t n = okp::riscv::resolve_jump_tables(flow, read, &at_va, table.data(),
+                                                       table.size());
+      std::vector<okp_addr_t> dispatches;
+      for (size_t t = 0; t < n; ++t) {
+        edges.push_back(table[t]);
+        if (dispatches.empty() || dispatches.back() != table[t].from)
+          dispatches.push_back(table[t].from);
       }
-      ++tables_resolved;
-      for (size_t t = 0; t < n; ++t) edges.push_back({flow.addr_of(k), targets[t], true});
+      tables_resolved += static_cast<long>(dispatches.size());
     }
     fn.hidden = edges.empty() ? nullptr : edges.data();
     fn.n_hidden = edges.size();
