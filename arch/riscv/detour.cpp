@@ -108,8 +108,18 @@ class DetourWriter {
     code_ += 8;
     after_entry();
   }
-  // A way out of the copy to target, through R.
-  void exit_to(okp_addr_t target) { pair(dead_, target, 0); }
+  // A way out of the copy to target: a jal where one reaches (no register), else through R.
+  void exit_to(okp_addr_t target) {
+    if (const u32 jal = encode_jal(0, here(), target)) {
+      word(jal);
+      return;
+    }
+    if (!dead_) {
+      fail_register(target);
+      return;
+    }
+    pair(dead_, target, 0);
+  }
   void fail(const char* why) {
     if (!error_) error_ = why;
   }
@@ -119,9 +129,21 @@ class DetourWriter {
       error_ = "";
     }
   }
+  // A way out beyond a jal's reach, and no dead register for the pair.
+  void fail_register(okp_addr_t target) {
+    if (!error_) {
+      reach_target_ = target;
+      error_ = "";
+      no_register_ = true;
+    }
+  }
   bool failed() const { return error_ != nullptr; }
   ErrorOr<arch::DetourPlan> finish(const DetourRegion& r) {
     if (error_ && *error_) return Error(Errno::kNoSpc, error_);
+    if (error_ && no_register_)
+      return Error::formatted(Errno::kRange, "not optimized: %#lx is out of a jal's reach "
+                              "(+-1 MiB) of the detour at %#lx, and no register is dead for an "
+                              "auipc/jalr pair", reach_target_, buffer_);
     if (error_)
       return Error::formatted(Errno::kRange, "not optimized: %#lx is out of an auipc/jalr "
                               "pair's reach (+-2 GiB) of the detour at %#lx", reach_target_,
@@ -138,6 +160,13 @@ class DetourWriter {
     plan_.copy = buffer_ + kDetourCopyOffset;
     plan_.region_length = r.length;
     plan_.region_insns = r.count;
+    // A jal where one reaches the detour (4 bytes, no register), else the pair through R
+    // (plan_detour checked that one of them fits the region).
+    if (const u32 jal = encode_jal(0, r.addr, buffer_ + kDetourCallOffset)) {
+      for (usize i = 0; i < 4; ++i) plan_.jump[i] = static_cast<u8>(jal >> (8 * i));
+      plan_.jump_size = static_cast<u8>(kJalSize);
+      return plan_;
+    }
     i32 hi, lo;
     split_pair(static_cast<i64>(buffer_ + kDetourCallOffset - r.addr), &hi, &lo);
     const u32 jump[2] = {encode_auipc(r.dead, hi), encode_jalr(0, r.dead, lo)};
@@ -167,6 +196,7 @@ class DetourWriter {
   LiteralLoad load_[kMaxLoads] = {};
   const char* error_ = nullptr;
   okp_addr_t reach_target_ = 0;
+  bool no_register_ = false;
 };
 static_assert(DetourWriter::kCodeLimit % 8 == 0, "literals are 8-aligned");
 
@@ -244,6 +274,11 @@ bool relocate(DetourWriter& w, const DetourRegion& r, usize k, const DetourEnv& 
                "when it runs)");
         return false;
       }
+      if (!r.dead) {
+        w.fail("not optimized: an indirect call in the region needs a dead register to carry "
+               "its target");
+        return false;
+      }
       // jalr ra, imm(rs1) / c.jalr rs1: the target first, rs1 may be ra itself.
       w.word(addi(r.dead, use.rs1, static_cast<i32>(use.imm)));
       w.load_literal(kRa, next);
@@ -272,6 +307,14 @@ u32 encode_auipc(u8 rd, i32 hi20) {
 }
 u32 encode_jalr(u8 rd, u8 rs1, i32 imm12) { return i_type(0x67, 0, rd, rs1, imm12); }
 
+u32 encode_jal(u8 rd, okp_addr_t from, okp_addr_t to) {
+  const i64 delta = static_cast<i64>(to - from);
+  if (delta & 1 || delta < -(i64{1} << 20) || delta >= (i64{1} << 20)) return 0;
+  const u32 o = static_cast<u32>(delta);
+  return ((o >> 20) & 1) << 31 | ((o >> 1) & 0x3ff) << 21 | ((o >> 11) & 1) << 20 |
+         ((o >> 12) & 0xff) << 12 | static_cast<u32>(rd) << 7 | 0x6f;
+}
+
 void split_pair(i64 delta, i32* hi, i32* lo) {
   // jalr/addi/ld sign-extend their 12 bits: round the high part so the low one is in range.
   const i64 h = (delta + 0x800) >> 12;
@@ -287,11 +330,17 @@ bool pair_reaches(okp_addr_t from, okp_addr_t to) {
 
 ErrorOr<arch::DetourPlan> plan_detour(const DetourRegion& region, okp_addr_t buffer,
                                       const DetourEnv& env) {
-  if (!pair_reaches(region.addr, buffer + kDetourCallOffset))
-    return Error::formatted(Errno::kRange, "not optimized: the detour at %#lx is out of an "
-                            "auipc/jalr pair's reach (+-2 GiB) of the probe", buffer);
-  if (!region.dead || region.count == 0)
-    return Error(Errno::kInval, "not optimized: the region was not checked");
+  if (region.count == 0) return Error(Errno::kInval, "not optimized: the region was not checked");
+  if (!encode_jal(0, region.addr, buffer + kDetourCallOffset)) {
+    // The pair: 8 bytes of region, R to carry it.
+    if (!pair_reaches(region.addr, buffer + kDetourCallOffset))
+      return Error::formatted(Errno::kRange, "not optimized: the detour at %#lx is out of an "
+                              "auipc/jalr pair's reach (+-2 GiB) of the probe", buffer);
+    if (region.length < kJumpSize || !region.dead)
+      return Error::formatted(Errno::kRange, "not optimized: the detour at %#lx is out of a "
+                              "jal's reach (+-1 MiB) of the probe, and the region was checked "
+                              "for one (no room or no register for an auipc/jalr pair)", buffer);
+  }
   arch::DetourPlan plan;
   DetourWriter w(plan, buffer, region.dead);
   w.data(0, region.addr);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 // The riscv64 detour: what a jump-optimized probe's `auipc R, hi; jalr x0, lo(R)` leads to,
 // R being the register dead at the region (arch/riscv/detour_region.h, dead_register.h).
-// The region is the 2 to 4 instructions under those 8 bytes.
+// The region is the 2 to 4 instructions under those 8 bytes. Where the detour is within a
+// jal's reach of the probe (+-1 MiB), the jump is `jal x0, buffer+24` (4 bytes, no register)
+// and the region the 1 or 2 instructions under it.
 //
 //   buffer+0   the probe address (8 bytes of data)
 //   buffer+8   the core's site (8-aligned), or'ed with kDetourHasPost when the copy calls the
@@ -22,8 +24,9 @@
 //                                         address with no register changed
 //   buffer+40  ld   ra, 8(sp)
 //   buffer+44  addi sp, sp, 16
-//   buffer+48  the copy: the region relocated, every way out of it `auipc R, hi;
-//              jalr x0, lo(R)` to where the original goes on; a breakpoint hit on a site
+//   buffer+48  the copy: the region relocated, every way out of it `jal x0` where one
+//              reaches, else `auipc R, hi; jalr x0, lo(R)`, to where the original goes on
+//              (with neither, refused); a breakpoint hit on a site
 //              whose detour is published resumes here too, with the probed code's registers.
 //   then       literals the copy loads (8-aligned)
 //
@@ -89,8 +92,10 @@ struct DetourEnv {
   okp_addr_t post_entry;  // okp_detour_post_entry, or 0: no post handlers
 };
 
-// The detour for a checked region (check_detour_region), to be written at buffer. An error's
-// reason starts "not optimized: ".
+// The detour for a checked region (check_detour_region), to be written at buffer: with a jal
+// at the probe where one reaches buffer (then the region may have been checked for kJalSize
+// and have no dead register: a way out beyond a jal's reach is refused), else with the pair
+// (the region checked for kJumpSize, R found). An error's reason starts "not optimized: ".
 ErrorOr<arch::DetourPlan> plan_detour(const DetourRegion& region, okp_addr_t buffer,
                                       const DetourEnv& env);
 
@@ -123,6 +128,8 @@ inline okp_addr_t detour_post_resume(okp_addr_t ret) { return ret + 8; }
 // The instruction words the detour is made of (also for the tests' decoding).
 u32 encode_auipc(u8 rd, i32 hi20);
 u32 encode_jalr(u8 rd, u8 rs1, i32 imm12);
+// jal rd from `from` to `to`; 0 when out of reach (+-1 MiB; no jal encodes as 0).
+u32 encode_jal(u8 rd, okp_addr_t from, okp_addr_t to);
 // The pair's parts for delta = to - from: hi for the auipc, lo for the jalr/addi/ld.
 void split_pair(i64 delta, i32* hi, i32* lo);
 

@@ -83,7 +83,8 @@ ErrorOr<void> check_region_insns(const FunctionFlow& flow, u32 first, u32 n) {
 
 }  // namespace
 
-ErrorOr<DetourRegion> check_detour_region(const FunctionFlow& flow, okp_addr_t addr) {
+ErrorOr<DetourRegion> check_detour_region(const FunctionFlow& flow, okp_addr_t addr,
+                                          usize jump_size) {
   const okp_addr_t fs = flow.text().start;
   const u32 first = flow.index_of(addr);
   if (first == kNoInsn) {
@@ -102,10 +103,10 @@ ErrorOr<DetourRegion> check_detour_region(const FunctionFlow& flow, okp_addr_t a
   r.addr = addr;
   u32 n = 0;
   usize length = 0;
-  while (length < kJumpSize) {
+  while (length < jump_size) {
     if (first + n >= flow.count())
       return Error::formatted(Errno::kInval, "not optimized: the %zu bytes of the jump at +%#lx "
-                              "run past the function's code (it ends at +%#lx)", kJumpSize,
+                              "run past the function's code (it ends at +%#lx)", jump_size,
                               addr - fs, flow.code_size());
     const FlowInsn& in = flow.insn(first + n);
     RegionInsn& ri = r.insns[n];
@@ -129,21 +130,22 @@ ErrorOr<DetourRegion> check_detour_region(const FunctionFlow& flow, okp_addr_t a
   OKP_TRY(check_region_insns(flow, first, n));
   r.dead_set = dead_in_region(flow, first, n);
   r.dead = pick_dead_register(r.dead_set);
-  if (!r.dead)
+  if (!r.dead && jump_size >= kJumpSize)
     return Error::formatted(Errno::kInval, "not optimized: no register is dead at the region "
                             "+%#lx..+%#lx and wherever it leaves (written before read on every "
                             "path)", addr - fs, addr + length - fs);
   return r;
 }
 
-ErrorOr<DetourRegion> check_detour_region(const FunctionText& fn, okp_addr_t addr) {
+ErrorOr<DetourRegion> check_detour_region(const FunctionText& fn, okp_addr_t addr,
+                                          usize jump_size) {
   auto decoded = FunctionFlow::decode(fn);
   if (decoded.is_error()) return decoded.release_error();
   FunctionFlow flow = decoded.release_value();
   if (!flow.compute_liveness())
     return Error(Errno::kInval, "not optimized: the kernel's tables name an address inside the "
                                 "function that its decode does not find an instruction at");
-  return check_detour_region(flow, addr);
+  return check_detour_region(flow, addr, jump_size);
 }
 
 }  // namespace okp::riscv

@@ -102,6 +102,11 @@ struct Machine {
       u64 next = pc + 4;
       switch (w & 0x7f) {
         case 0x17: set(rd, pc + sext(w & 0xfffff000u, 32)); break;
+        case 0x6f:
+          set(rd, pc + 4);
+          next = pc + sext(((w >> 31) & 1) << 20 | ((w >> 12) & 0xff) << 12 |
+                           ((w >> 20) & 1) << 11 | ((w >> 21) & 0x3ff) << 1, 21);
+          break;
         case 0x13:
           if (f3 != 0) return error = "op-imm not interpreted", 0;
           set(rd, x[rs1] + imm_i);
@@ -149,14 +154,15 @@ struct Machine {
 
 struct Fn {
   std::vector<u8> bytes;
-  ErrorOr<DetourRegion> region(okp_addr_t off) const {
-    return check_detour_region(FunctionText{kFn, bytes.data(), bytes.size()}, kFn + off);
+  ErrorOr<DetourRegion> region(okp_addr_t off, usize jump_size = kJumpSize) const {
+    return check_detour_region(FunctionText{kFn, bytes.data(), bytes.size()}, kFn + off,
+                               jump_size);
   }
 };
 
 arch::DetourPlan plan(const Fn& fn, okp_addr_t off, okp_addr_t post = 0,
-                      okp_addr_t buffer = kBuffer) {
-  auto r = fn.region(off);
+                      okp_addr_t buffer = kBuffer, usize jump_size = kJumpSize) {
+  auto r = fn.region(off, jump_size);
   EXPECT_FALSE(r.is_error()) << (r.is_error() ? r.error().reason() : "");
   if (r.is_error()) return {};
   auto p = plan_detour(r.value(), buffer, {kEntry, post});
@@ -164,8 +170,9 @@ arch::DetourPlan plan(const Fn& fn, okp_addr_t off, okp_addr_t post = 0,
   return p.is_error() ? arch::DetourPlan{} : p.release_value();
 }
 std::string refusal(const Fn& fn, okp_addr_t off, okp_addr_t post = 0,
-                    okp_addr_t buffer = kBuffer, okp_addr_t entry = kEntry) {
-  auto r = fn.region(off);
+                    okp_addr_t buffer = kBuffer, okp_addr_t entry = kEntry,
+                    usize jump_size = kJumpSize) {
+  auto r = fn.region(off, jump_size);
   EXPECT_FALSE(r.is_error()) << (r.is_error() ? r.error().reason() : "");
   if (r.is_error()) return "";
   auto p = plan_detour(r.value(), buffer, {entry, post});
@@ -478,4 +485,71 @@ TEST(RiscvDetour, EveryRegionShapeFits) {
   EXPECT_GT(shapes, 100u);
   RecordProperty("largest", static_cast<int>(largest));
   EXPECT_GT(largest, 128u) << "the shapes do reach past the old capacity";
+}
+
+// --- A jal where the detour is within +-1 MiB of the probe ----------------------------------
+
+namespace {
+
+constexpr okp_addr_t kNear = kFn + 0x40000;  // a detour 256 KiB on
+
+bool is_jal_to(u32 w, u64 at, u64 to) {
+  if ((w & 0xfff) != 0x06f) return false;  // jal x0
+  const i64 off = sext(((w >> 31) & 1) << 20 | ((w >> 12) & 0xff) << 12 | ((w >> 20) & 1) << 11 |
+                       ((w >> 21) & 0x3ff) << 1, 21);
+  return at + off == to;
+}
+
+}  // namespace
+
+TEST(RiscvDetour, JalWhereOneReachesCoversOneInstruction) {
+  const auto p = plan(kAuipc, 0, 0, kNear, kJalSize);
+  EXPECT_EQ(p.jump_size, 4);
+  u32 jump;
+  std::memcpy(&jump, p.jump, 4);
+  EXPECT_TRUE(is_jal_to(jump, kFn, kNear + kDetourCallOffset)) << std::hex << jump;
+  EXPECT_EQ(p.region_insns, 1) << "the auipc alone: a region with no inside";
+  EXPECT_EQ(p.region_length, 4);
+  Machine m(p);
+  EXPECT_EQ(m.run(p.copy), kFn + 4);
+  EXPECT_EQ(m.error, "");
+  EXPECT_EQ(m.x[kA0], kFn + 0x12000);
+  // The way back is a jal too: no register written but the auipc's own.
+  for (unsigned r = 1; r < 32; ++r)
+    if (r != kA0) {
+      EXPECT_EQ(m.x[r], r == kSp ? kStack : 0u) << "x" << r;
+    }
+}
+
+TEST(RiscvDetour, JalNeedsNoDeadRegister) {
+  const Fn fn{{
+      0x05, 0x46,              // +0 li a2,1
+      0x89, 0x46,              // +2 li a3,2
+      0xe7, 0x82, 0x02, 0x00,  // +4 jalr t0,0(t0): every register live before it
+      0x82, 0x80,              // +8 ret
+  }};
+  EXPECT_TRUE(fn.region(0, kJumpSize).is_error()) << "8 bytes take in the jalr t0";
+  auto r = fn.region(0, kJalSize);
+  ASSERT_FALSE(r.is_error()) << r.error().reason();
+  EXPECT_EQ(r.value().dead, 0) << "none dead";
+  EXPECT_EQ(r.value().count, 2);
+  const auto p = plan(fn, 0, 0, kNear, kJalSize);
+  Machine m(p);
+  EXPECT_EQ(m.run(p.copy), kFn + 4);
+  EXPECT_EQ(m.x[kA2], 1u);
+  EXPECT_EQ(m.x[kA3], 2u);
+  // Checked for a jal, the region cannot take the pair: a detour out of a jal's reach.
+  EXPECT_NE(refusal(fn, 0, 0, kBuffer, kEntry, kJalSize).find("out of a jal's reach (+-1 MiB) "
+                                                              "of the probe"),
+            std::string::npos);
+}
+
+TEST(RiscvDetour, JalWayOutOfReachNeedsARegister) {
+  const Fn fn{{
+      0x6f, 0x00, 0x01, 0x80,  // +0 j -0xf0000: to a function 960 KiB below (unchecked)
+      0x82, 0x80,              // +4 ret
+  }};
+  const std::string why = refusal(fn, 0, 0, kNear, kEntry, kJalSize);
+  EXPECT_NE(why.find("is out of a jal's reach (+-1 MiB) of the detour at 0xffffffff80041000, and "
+                     "no register is dead"), std::string::npos) << why;
 }

@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   std::map<std::string, long> reasons;
   std::map<std::string, long> dead_regs;
   long funcs = 0, boundaries = 0, ok = 0, indirect_funcs = 0, tables_seen = 0,
-       tables_resolved = 0;
+       tables_resolved = 0, ok_jal = 0, jal_single = 0, jal_no_register = 0;
   long region_insns[okp::riscv::kMaxRegionInsns + 1] = {};
   long sampled = 0;
   for (size_t i = 0; i + 1 < syms.size(); ++i) {
@@ -232,6 +232,14 @@ int main(int argc, char** argv) {
         reasons["the kernel's tables name an address that is no instruction"]++;
         continue;
       }
+      {  // The same boundary under a jal (a detour within +-1 MiB): 4 bytes, no register.
+        auto j = okp::riscv::check_detour_region(flow, flow.addr_of(k), okp::riscv::kJalSize);
+        if (!j.is_error()) {
+          ++ok_jal;
+          jal_single += j.value().count == 1;
+          jal_no_register += j.value().dead == 0;
+        }
+      }
       auto r = okp::riscv::check_detour_region(flow, flow.addr_of(k));
       if (!r.is_error()) {
         ++ok;
@@ -263,6 +271,9 @@ int main(int argc, char** argv) {
   std::printf("would become detours: %ld (%.1f%%)\n", ok, 100.0 * ok / boundaries);
   std::printf("  regions of 2/3/4 instructions: %ld / %ld / %ld\n", region_insns[2],
               region_insns[3], region_insns[4]);
+  std::printf("under a jal (a detour within +-1 MiB): %ld (%.1f%%), of which one instruction "
+              "%ld, with no dead register %ld\n", ok_jal, 100.0 * ok_jal / boundaries,
+              jal_single, jal_no_register);
   std::printf("refusals by reason:\n");
   std::vector<std::pair<long, std::string>> v;
   for (auto& [k, n] : reasons) v.push_back({n, k});
