@@ -8,7 +8,8 @@
 //   buffer+0   the probe address (8 bytes of data)
 //   buffer+8   the core's site (8-aligned), or'ed with kDetourHasPost when the copy calls the
 //              post entry (8 bytes)
-//   buffer+16  R's number (one byte, then zeros: 8 bytes)
+//   buffer+16  R's number (one byte, then zeros: 8 bytes); 0 under a jal with no dead
+//              register (nothing to hide from handlers: the jal wrote no register)
 //   buffer+24  addi sp, sp, -16           <- the jump lands here
 //   buffer+28  sd   ra, 8(sp)             ra on the probed code's stack (no red zone in the
 //                                         kernel): the call below needs a link register,
