@@ -16,7 +16,8 @@
 // where the region is left.
 //
 // The way back therefore needs no live register: it goes through R, which is still dead
-// where it lands. Neither does the way in: R is dead at the probe.
+// where it lands, or is a `jal x0` where one reaches (no register at all). Neither does the
+// way in: R is dead at the probe (or the jump is a jal, detour.h).
 //
 // Never chosen: x0, sp, gp, tp (state of the whole kernel), s0 (the frame pointer: the
 // unwinder reads it at any instruction, from an interrupt's pt_regs too). Preferred: t0-t6
