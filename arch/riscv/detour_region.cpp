@@ -67,10 +67,12 @@ ErrorOr<void> check_region_insns(const FunctionFlow& flow, u32 first, u32 n) {
       return Error::formatted(Errno::kInval, "not optimized: the BUG/WARN at +%#lx in the region "
                               "must stay at its address (report_bug() finds it by the trap's "
                               "pc)", off);
-    if (in.flow == Flow::kUnknown)
+    if (in.flow == Flow::kUnknown) {
+      auto u = register_use(flow.text().bytes + in.offset, in.length, flow.addr_of(i));
       return Error::formatted(Errno::kInval, "not optimized: '%s' at +%#lx in the region cannot "
                               "run from the detour (it traps, leaves for a handler, or is not "
-                              "understood)", in.mnemonic, off);
+                              "understood)", u.is_error() ? "?" : u.value().mnemonic, off);
+    }
     if (in.table_dispatch)
       return Error::formatted(Errno::kInval, "not optimized: the jump table's dispatch at +%#lx "
                               "is in the region", off);

@@ -61,7 +61,6 @@ ErrorOr<FunctionFlow> FunctionFlow::decode(const FunctionText& fn) {
     in.writes = u.writes;
     in.target = kNoInsn;
     in.target_addr = u.target;
-    in.mnemonic = u.mnemonic;
     if (u.flow == Flow::kUnknown && is_ebreak(fn.bytes + off, u.length)) {
       for (usize b = 0; b < fn.n_bug_sites; ++b)
         if (fn.bug_sites[b] == fn.start + off) in.bug_site = true;

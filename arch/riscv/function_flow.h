@@ -55,19 +55,21 @@ constexpr RegSet kTailCallReads = kArgRegs | kSavedRegs | kFixedRegs | reg_bit(k
 
 constexpr u32 kNoInsn = 0xffffffff;  // an edge to somewhere that is not one of the function's
 
+// One per instruction of the function, so kept small (32 bytes; with its liveness 36 per
+// instruction, up to one every 2 bytes of the function).
 struct FlowInsn {
   u32 offset;      // from the function's start
-  u8 length;
-  Flow flow;       // kIndirect resolved to kJump/kCall when an auipc into its base precedes it
-  bool lr, sc, memory, pc_relative;
   RegSet reads, writes;
   u32 target;      // kJump/kBranch/kCall: the target's index, or kNoInsn (outside, or unknown)
   okp_addr_t target_addr;  // kJump/kBranch/kCall: the target's address (0: not known)
-  bool hidden_from;  // a hidden edge (not a table's) leaves from here
-  bool table_dispatch;  // kIndirect resolved: its targets are its table's HiddenEdges
-  bool bug_site;     // a BUG/WARN's ebreak (FunctionText::bug_sites): kNext
-  const char* mnemonic;  // static, for reasons
+  u8 length;
+  Flow flow;       // kIndirect resolved to kJump/kCall when an auipc into its base precedes it
+  bool lr : 1, sc : 1, memory : 1, pc_relative : 1;
+  bool hidden_from : 1;     // a hidden edge (not a table's) leaves from here
+  bool table_dispatch : 1;  // kIndirect resolved: its targets are its table's HiddenEdges
+  bool bug_site : 1;        // a BUG/WARN's ebreak (FunctionText::bug_sites): kNext
 };
+static_assert(sizeof(FlowInsn) == 32, "FlowInsn grew");
 
 class FunctionFlow {
  public:
