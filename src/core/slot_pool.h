@@ -76,6 +76,9 @@ class SlotPool {
   }
   usize in_use() const { return in_use_; }
   usize capacity() const { return count_; }
+  // The first and the last cell (capacity() > 0).
+  okp_addr_t first_cell() const { return base_; }
+  okp_addr_t last_cell() const { return base_ + (count_ - 1) * SlotSize; }
 
  private:
   okp_addr_t allocate_from(usize first, usize cells) {

@@ -74,19 +74,31 @@ void JumpOptimizer::forget_detour(Locked lock, Site& s) {
   s.jump.planned_copy = 0;
 }
 
-// Cells for a detour the jump at addr reaches: okprobes' slot area first, else the cells near
+// Cells for a detour the jump at s reaches: okprobes' slot area first, else the cells near
 // the kernel's text. 0 with the reason when neither has any.
 // for_good: no cell of either pool would ever reach (not: all are in use now).
-okp_addr_t JumpOptimizer::allocate_detour(Locked lock, okp_addr_t addr, char* why, usize len,
-                                          bool* for_good) {
+// A detour takes the cells its plan fills, not the most any plan may: the cells near the
+// kernel's text are few (arm64: the padding before _etext), and a run of the largest size
+// would not fit the gaps detours of the common size leave behind when they go.
+okp_addr_t JumpOptimizer::allocate_detour(Locked lock, const Site& s, bool any_post, usize* size,
+                                          char* why, usize len, bool* for_good) {
   SlotPool<arch::kSlotSize>& slots = registry().slots(lock);
   SlotPool<arch::kSlotSize>& near = registry().near_slots(lock);
-  const okp_addr_t own = slots.allocate(arch::kMaxDetourSize);
-  if (own && arch::detour_reaches(addr, own)) return own;
-  if (own) slots.release(own, arch::kMaxDetourSize);
-  const okp_addr_t nearby = near.allocate(arch::kMaxDetourSize);
-  if (nearby && arch::detour_reaches(addr, nearby)) return nearby;
-  if (nearby) near.release(nearby, arch::kMaxDetourSize);
+  const okp_addr_t addr = s.addr;
+  const usize own_size = detour_size_in(slots, s, any_post);
+  const okp_addr_t own = slots.allocate(own_size);
+  if (own && arch::detour_reaches(addr, own)) {
+    *size = own_size;
+    return own;
+  }
+  if (own) slots.release(own, own_size);
+  const usize near_size = detour_size_in(near, s, any_post);
+  const okp_addr_t nearby = near.allocate(near_size);
+  if (nearby && arch::detour_reaches(addr, nearby)) {
+    *size = near_size;
+    return nearby;
+  }
+  if (nearby) near.release(nearby, near_size);
   *for_good = own && (!near.capacity() || nearby);
   if (!own)
     okp_seam_format(why, len, "not optimized: all %lu slot cells are in use",
@@ -103,6 +115,25 @@ okp_addr_t JumpOptimizer::allocate_detour(Locked lock, okp_addr_t addr, char* wh
   return 0;
 }
 
+// A plan's size depends on where its detour is only through what reaches what from there
+// (arm64: the entries by bl or through a literal), and a pool is one span of addresses, so the
+// larger of the plans at its two ends holds anywhere between. A plan refused there is refused
+// again at the cells, with its reason; the size is moot then.
+usize JumpOptimizer::detour_size_in(const SlotPool<arch::kSlotSize>& pool, const Site& s,
+                                    bool any_post) {
+  if (!pool.capacity()) return arch::kMaxDetourSize;
+  usize size = 0;
+  const okp_addr_t ends[] = {pool.first_cell(), pool.last_cell()};
+  for (const okp_addr_t at : ends) {
+    auto planned = arch::plan_detour(s.addr, s.addr - s.place.offset, s.place.func_size,
+                                     recover_original_text, at, any_post,
+                                     reinterpret_cast<okp_addr_t>(&s));
+    if (planned.is_error()) return arch::kMaxDetourSize;
+    if (planned.value().size > size) size = planned.value().size;
+  }
+  return size;
+}
+
 // A detour's cells go back to their pool (each ignores cells not its own).
 void JumpOptimizer::release_detour(Locked lock, okp_addr_t detour, usize size) {
   registry().slots(lock).release(detour, size);
@@ -111,16 +142,6 @@ void JumpOptimizer::release_detour(Locked lock, okp_addr_t detour, usize size) {
 void JumpOptimizer::retire_detour(Locked lock, okp_addr_t detour, usize size) {
   registry().slots(lock).retire(detour, size);
   registry().near_slots(lock).retire(detour, size);
-}
-
-// A detour is allocated at the largest size any plan can take, before its plan is known; most
-// take under half of it. The cells near the kernel's text are few (arm64: the padding before
-// _etext), so what a written detour does not fill is given back as soon as it is written.
-void JumpOptimizer::trim_detour(Locked lock, JumpSite& j, usize planned_size) {
-  const usize used = (planned_size + arch::kSlotSize - 1) / arch::kSlotSize * arch::kSlotSize;
-  if (used < arch::kMaxDetourSize)
-    release_detour(lock, j.detour + used, arch::kMaxDetourSize - used);
-  j.detour_size = static_cast<u16>(used < arch::kMaxDetourSize ? used : arch::kMaxDetourSize);
 }
 
 void JumpOptimizer::site_updated(Locked lock, Site& s, bool any_post) {
@@ -248,7 +269,8 @@ void JumpOptimizer::explain(Locked lock, const Site& s, char* out, usize out_len
     return;
   }
   bool for_good = false;
-  const okp_addr_t detour = allocate_detour(lock, s.addr, out, out_len, &for_good);
+  usize size = 0;
+  const okp_addr_t detour = allocate_detour(lock, s, false, &size, out, out_len, &for_good);
   if (!detour) return;  // out says why
   // Planned as for a probe without a post handler; nothing is written, the cells go back.
   auto planned = arch::plan_detour(s.addr, s.addr - s.place.offset, s.place.func_size,
@@ -259,7 +281,7 @@ void JumpOptimizer::explain(Locked lock, const Site& s, char* out, usize out_len
                     s.place.offset, s.place.offset + planned.value().region_length - 1,
                     static_cast<unsigned>(planned.value().region_insns),
                     planned.value().region_insns == 1 ? "" : "s");
-  release_detour(lock, detour, arch::kMaxDetourSize);
+  release_detour(lock, detour, size);
 }
 
 // Step 1 for one site: plan, write and publish its detour. False: not now (the reason is
@@ -287,8 +309,9 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
   if (!j.detour) {
     char why[OKP_REASON_MAX] = "";
     bool for_good = false;
-    j.detour = allocate_detour(lock, s.addr, why, sizeof(why), &for_good);
-    j.detour_size = arch::kMaxDetourSize;
+    usize size = 0;
+    j.detour = allocate_detour(lock, s, any_post, &size, why, sizeof(why), &for_good);
+    j.detour_size = static_cast<u16>(size);
     if (!j.detour) {
       j.cannot_optimize = for_good;
       set_not_optimized(lock, s, why);
@@ -306,6 +329,13 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
     if (plan.jump_size > bp_size &&
         okp_seam_read_nofault(s.original + bp_size, s.addr + bp_size, plan.jump_size - bp_size)) {
       okp_seam_format(why, sizeof(why), "not optimized: cannot read the text at %#lx", s.addr);
+    } else if (plan.size > j.detour_size) {
+      // detour_size_in's bound did not hold: a bug, and no byte past the cells is written.
+      okp_seam_invariant_failed("a detour's plan outgrew its cells", __FILE__, __LINE__);
+      okp_seam_format(why, sizeof(why), "not optimized: the detour (%u bytes) outgrew its %u "
+                      "bytes of cells", static_cast<unsigned>(plan.size),
+                      static_cast<unsigned>(j.detour_size));
+      for_good = false;
     } else if (okp_seam_patch_text(j.detour, plan.image, nullptr, plan.size)) {
       okp_seam_format(why, sizeof(why), "not optimized: cannot write the detour at %#lx",
                       j.detour);
@@ -325,7 +355,6 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
       j.planned_copy = plan.copy;
       j.detour_post = plan.post;
       j.had_detour = true;  // the detour names the site: it goes only after the detour does
-      if (j.detour_size == arch::kMaxDetourSize) trim_detour(lock, j, plan.size);
       __atomic_store_n(&s.detour_copy, plan.copy, __ATOMIC_RELEASE);
       return true;
     }

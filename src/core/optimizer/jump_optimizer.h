@@ -83,11 +83,14 @@ class JumpOptimizer {
   bool refuse_region(Locked, const Site& site, const ErrorOr<arch::DetourPlan>& planned,
                      char* why, usize why_len, bool* for_good);
   [[nodiscard]] bool rejump(Locked, Site& site, bool any_post);
-  okp_addr_t allocate_detour(Locked, okp_addr_t addr, char* why, usize len, bool* for_good);
+  // Cells for s's detour in a pool the jump reaches, as many as its plan fills (*size bytes);
+  // 0 with the reason when no pool has them.
+  okp_addr_t allocate_detour(Locked, const Site& s, bool any_post, usize* size, char* why,
+                             usize len, bool* for_good);
+  // The bytes s's detour takes anywhere in pool (a trial plan at each end, nothing written).
+  usize detour_size_in(const SlotPool<arch::kSlotSize>& pool, const Site& s, bool any_post);
   void release_detour(Locked, okp_addr_t detour, usize size);
   void retire_detour(Locked, okp_addr_t detour, usize size);
-  // The cells of a just-planned detour past what its plan fills go back to their pool.
-  void trim_detour(Locked, JumpSite& j, usize planned_size);
   void forget_detour(Locked, Site& site);
   void wait_until_outside_regions(u32 stamp);
   void switch_jumps(Locked, Site* batch, bool to_jump);

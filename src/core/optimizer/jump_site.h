@@ -19,10 +19,8 @@ class JumpSite {
  private:
   friend class JumpOptimizer;
 
-  // The detour buffer: arch::kMaxDetourSize of slot cells while it is planned, then only the
-  // cells its plan fills (detour_size), the rest going back to the pool.
-  okp_addr_t detour = 0;
-  u16 detour_size = 0;
+  okp_addr_t detour = 0;  // the detour buffer: slot cells, as many as its plan fills
+  u16 detour_size = 0;    // their bytes
   okp_addr_t planned_copy = 0;  // the copy, once the detour is written (it never changes)
   u8 region_length = 0;         // original bytes the detour's copy runs
   u8 region_insns = 0;          // instructions in them (1: no boundary inside the region)
