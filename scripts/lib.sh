@@ -74,6 +74,8 @@ apt_suite_init() {
 #   debian-6.12     riscv64 too: Debian 13's own 6.12 riscv64 kernel (riscv64 is not a Debian 12
 #                   architecture), the newest 6.12 ABI that trixie-security, trixie, forky or sid
 #                   serve (scripts/fetch-stock-kernel records which in the entry's .okp-suite)
+#   debian-7.2      riscv64: the newest riscv64 kernel line the mirror serves (forky's and sid's
+#                   7.2 in November 2026), fetched the same way
 # All but the amd64 6.1 are unpacked, headers and image, into $OKP_CACHE/stock/<abi>/ by
 # scripts/fetch-stock-kernel (the headers package depends on its image, so it is not installed
 # on this machine). stock_abi_pattern KERNEL [ARCH] is the glob of that kernel's ABI names.
@@ -85,6 +87,7 @@ stock_abi_pattern() {
     "debian-6.12 arm64") echo '6.12.*+deb12-arm64' ;;
     "debian-6.12-rt arm64") echo '6.12.*+deb12-rt-arm64' ;;
     "debian-6.12 riscv64") echo '6.12.*+deb1[3-9]-riscv64' ;;
+    "debian-7.2 riscv64") echo '7.2.*+deb1[4-9]-riscv64' ;;
     *) return 1 ;;
   esac
 }
