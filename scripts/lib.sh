@@ -43,6 +43,8 @@ apt_suite_init() {
   local suite=$1 arch=$2 dir=$OKP_CACHE/apt/$1-$2 uri sec opt
   uri=$(debian_uri)
   [ -n "$uri" ] || { log "no bookworm source in this machine's apt lists"; return 1; }
+  # A security suite (trixie-security) is served where bookworm-security is.
+  case "$suite" in *-security) uri=$(debian_uri bookworm-security); uri=${uri:-http://deb.debian.org/debian-security} ;; esac
   # One run at a time per state directory, until this run exits: a second apt-get update on
   # the same lists fails at apt's own lock instead of waiting for it.
   cache_lock "$(cache_lock_name "$dir")" "the apt state for $suite ($arch)"
@@ -69,6 +71,11 @@ apt_suite_init() {
 #                   arm64 (the same ABI number as the amd64 one, see stock_abi)
 #   debian-6.12     bookworm-backports' 6.12 (generic flavour), amd64 and arm64
 #   debian-6.12-rt  bookworm-backports' 6.12, PREEMPT_RT flavour, amd64 and arm64
+#   debian-6.12     riscv64 too: Debian 13's own 6.12 riscv64 kernel (riscv64 is not a Debian 12
+#                   architecture), the newest 6.12 ABI that trixie-security, trixie, forky or sid
+#                   serve (scripts/fetch-stock-kernel records which in the entry's .okp-suite)
+#   debian-7.2      riscv64: the newest riscv64 kernel line the mirror serves (forky's and sid's
+#                   7.2 in November 2026), fetched the same way
 # All but the amd64 6.1 are unpacked, headers and image, into $OKP_CACHE/stock/<abi>/ by
 # scripts/fetch-stock-kernel (the headers package depends on its image, so it is not installed
 # on this machine). stock_abi_pattern KERNEL [ARCH] is the glob of that kernel's ABI names.
@@ -79,6 +86,8 @@ stock_abi_pattern() {
     "debian arm64") echo '6.1.0-*-arm64' ;;
     "debian-6.12 arm64") echo '6.12.*+deb12-arm64' ;;
     "debian-6.12-rt arm64") echo '6.12.*+deb12-rt-arm64' ;;
+    "debian-6.12 riscv64") echo '6.12.*+deb1[3-9]-riscv64' ;;
+    "debian-7.2 riscv64") echo '7.2.*+deb1[4-9]-riscv64' ;;
     *) return 1 ;;
   esac
 }

@@ -13,6 +13,9 @@
  * Locking: the trace buffer's per-CPU lock, held from okp_trace_buffer_begin() to commit.
  */
 #include <linux/hardirq.h>
+#if __has_include(<linux/hex.h>)
+#include <linux/hex.h> /* hex_asc: linux/kernel.h no longer brings it in (7.x) */
+#endif
 #include <linux/kprobes.h>
 #include <linux/preempt.h>
 #include <linux/ptrace.h>

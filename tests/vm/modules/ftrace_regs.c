@@ -121,3 +121,4 @@ static void __exit okp_ftregs_exit(void)
 module_init(okp_ftregs_init);
 module_exit(okp_ftregs_exit);
 MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobes test: entry handlers' pt_regs writes take effect");

@@ -48,3 +48,4 @@ static void __exit okp_kk_exit(void)
 module_init(okp_kk_init);
 module_exit(okp_kk_exit);
 MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobes test: a kernel kprobe beside okprobes");

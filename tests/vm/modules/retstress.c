@@ -292,3 +292,4 @@ static void __exit okp_retstress_exit(void)
 module_init(okp_retstress_init);
 module_exit(okp_retstress_exit);
 MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobes test: return-probe stress");

@@ -189,3 +189,4 @@ static void __exit okp_stress_exit(void)
 module_init(okp_stress_init);
 module_exit(okp_stress_exit);
 MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobes test: breakpoint-churn stress");

@@ -101,3 +101,4 @@ static void __exit okp_target_exit(void)
 module_init(okp_target_init);
 module_exit(okp_target_exit);
 MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("okprobes test: a module whose text guest scripts probe");
