@@ -31,8 +31,6 @@
 
 namespace okp {
 
-class JumpSite;  // core/optimizer/jump_site.h: included by core/registry.h only with OKP_JUMP_PROBES
-
 class JumpOptimizer {
  public:
   // --- The probe table's events (registry lock held) ---
