@@ -83,6 +83,8 @@ int okp_event_add(struct okp_event *ev)
 {
 	int ret;
 
+	/* before any probe of an event can hit, so a hit finds the instance made or none */
+	okp_tracefs_instance_get();
 	if (ev->module && !okp_event_module_loaded(ev->module))
 		ev->pending = true;	/* registered when the module comes (pending.c) */
 	else {

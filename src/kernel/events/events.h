@@ -179,6 +179,13 @@ bool okp_trace_buffer_empty(void);
 unsigned long okp_trace_buffer_dropped(void);
 #define OKP_TRACE_RECORD_MAX 2048
 
+/* tracefs_instance.c: the `okprobes` tracefs instance, where the kernel has tracing. Made at
+ * the first event's definition (before its probe is registered), destroyed at unload after
+ * every probe is unregistered; the hit path writes a record's text from the event name on. */
+void okp_tracefs_instance_get(void);
+void okp_tracefs_instance_write(unsigned long ip, const char *text, int len);
+void okp_tracefs_instance_exit(void);
+
 /* event_files.c: events/, events/GROUP/, events/GROUP/NAME/{enable,format}. */
 int okp_event_files_init(struct dentry *root);
 void okp_event_files_exit(void);

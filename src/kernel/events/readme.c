@@ -32,5 +32,8 @@ const char okp_events_readme[] =
 	"\t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n"
 	"\t           symstr, <type>\\[<array-size>\\]\n"
 	"\n"
+	"  Where the kernel has tracing, every record also goes to the tracefs instance\n"
+	"  okprobes (instances/okprobes/trace), as trace_array_printk() text entries.\n"
+	"\n"
 	"  Not supported yet by okprobes: arrays of strings, appending a probe to an existing\n"
-	"  event, the tracefs instance. Events on modules not loaded yet wait for the module.\n";
+	"  event. Events on modules not loaded yet wait for the module.\n";

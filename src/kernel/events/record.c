@@ -45,15 +45,16 @@ static void okp_event_write_record(struct okp_event *ev, struct pt_regs *regs,
 	char flags[6];
 	char *buf;
 	u64 ts;
-	int len;
+	int len, body;
 
 	buf = okp_trace_buffer_begin(&irq_flags, &ts);
 	if (!buf)
 		return;
 	okp_record_flags(flags);
-	len = scnprintf(buf, OKP_TRACE_RECORD_MAX, "%16s-%-7d [%03d] %s %5llu.%06llu: %s: ",
-			current->comm, task_pid_nr(current), raw_smp_processor_id(), flags,
-			ts / NSEC_PER_SEC, (ts % NSEC_PER_SEC) / NSEC_PER_USEC, ev->name);
+	body = scnprintf(buf, OKP_TRACE_RECORD_MAX, "%16s-%-7d [%03d] %s %5llu.%06llu: ",
+			 current->comm, task_pid_nr(current), raw_smp_processor_id(), flags,
+			 ts / NSEC_PER_SEC, (ts % NSEC_PER_SEC) / NSEC_PER_USEC);
+	len = body + scnprintf(buf + body, OKP_TRACE_RECORD_MAX - body, "%s: ", ev->name);
 	if (func) {
 		int name;
 
@@ -70,6 +71,11 @@ static void okp_event_write_record(struct okp_event *ev, struct pt_regs *regs,
 	len += okp_fetch_args_print(ev->args, ev->nargs, regs, buf + len,
 				    OKP_TRACE_RECORD_MAX - 1 - len);
 	buf[len++] = '\n';
+	/* the tracefs instance adds its own task, CPU, flags and time columns, then the probed
+	 * address's symbol. Written under this CPU's ring lock: a hit locked out of it (an NMI on
+	 * top of this CPU's writer) is in neither buffer; one okprobes' full ring drops is still
+	 * in the instance, which overwrites its oldest instead */
+	okp_tracefs_instance_write(func ?: ip, buf + body, len - body);
 	okp_trace_buffer_commit(buf, len, irq_flags);
 }
 NOKPROBE_SYMBOL(okp_event_write_record);
