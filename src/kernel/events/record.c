@@ -38,9 +38,10 @@ static void okp_record_flags(char *flags)
 }
 NOKPROBE_SYMBOL(okp_record_flags);
 
-static void okp_event_write_record(struct okp_event *ev, struct pt_regs *regs,
+static void okp_event_write_record(struct okp_event_probe *probe, struct pt_regs *regs,
 				   unsigned long ip, unsigned long func)
 {
+	const struct okp_event *ev = probe->event;
 	unsigned long irq_flags;
 	char flags[6];
 	char *buf;
@@ -68,7 +69,7 @@ static void okp_event_write_record(struct okp_event *ev, struct pt_regs *regs,
 		len += scnprintf(buf + len, OKP_TRACE_RECORD_MAX - len, ")");
 	} else
 		len += scnprintf(buf + len, OKP_TRACE_RECORD_MAX - len, "(%pS)", (void *)ip);
-	len += okp_fetch_args_print(ev->args, ev->nargs, regs, buf + len,
+	len += okp_fetch_args_print(probe->args, probe->nargs, regs, buf + len,
 				    OKP_TRACE_RECORD_MAX - 1 - len);
 	buf[len++] = '\n';
 	/* the tracefs instance adds its own task, CPU, flags and time columns, then the probed
@@ -82,9 +83,9 @@ NOKPROBE_SYMBOL(okp_event_write_record);
 
 int okp_event_kprobe_hit(struct okp_kprobe *kp, struct pt_regs *regs)
 {
-	struct okp_event *ev = container_of(kp, struct okp_event, kp);
+	struct okp_event_probe *probe = container_of(kp, struct okp_event_probe, kp);
 
-	okp_event_write_record(ev, regs, (unsigned long)kp->addr, 0);
+	okp_event_write_record(probe, regs, (unsigned long)kp->addr, 0);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_kprobe_hit);
@@ -92,9 +93,9 @@ NOKPROBE_SYMBOL(okp_event_kprobe_hit);
 int okp_event_kretprobe_hit(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct okp_kretprobe *rp = okp_get_kretprobe(ri);
-	struct okp_event *ev = container_of(rp, struct okp_event, rp);
+	struct okp_event_probe *probe = container_of(rp, struct okp_event_probe, rp);
 
-	okp_event_write_record(ev, regs, okp_get_kretprobe_retaddr(ri), (unsigned long)rp->kp.addr);
+	okp_event_write_record(probe, regs, okp_get_kretprobe_retaddr(ri), (unsigned long)rp->kp.addr);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_kretprobe_hit);
