@@ -88,7 +88,8 @@ void okp_tracefs_instance_exit(void)
 	WRITE_ONCE(okp_instance, NULL);
 	trace_array_put(tr);
 	ret = trace_array_destroy(tr);
-	if (ret)
-		pr_info("okprobes: tracefs instance %s left in place (%d: a reader has it open); rmdir removes it\n",
+	/* -ENODEV: someone's rmdir took it between our put and here; nothing is left to do */
+	if (ret && ret != -ENODEV)
+		pr_info("okprobes: tracefs instance %s left in place (%d: in use, a reader has it open); rmdir removes it\n",
 			OKP_TRACEFS_INSTANCE, ret);
 }
