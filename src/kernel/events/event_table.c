@@ -191,17 +191,15 @@ int okp_event_remove(const char *group, const char *name, int argc, const char *
 
 	mutex_lock(&okp_events_mutex);
 	ev = okp_event_find(group, name);
-	if (!ev || ev->enabled) {
+	if (ev)
+		list_for_each_entry(probe, &ev->probes, node) {
+			probes++;
+			matched += okp_event_probe_matches(probe, argc, argv);
+		}
+	/* as the kernel: nothing matched is -ENOENT, enabled or not */
+	if (!matched || ev->enabled) {
 		mutex_unlock(&okp_events_mutex);
-		return ev ? -EBUSY : -ENOENT;
-	}
-	list_for_each_entry(probe, &ev->probes, node) {
-		probes++;
-		matched += okp_event_probe_matches(probe, argc, argv);
-	}
-	if (!matched) {
-		mutex_unlock(&okp_events_mutex);
-		return -ENOENT;
+		return matched ? -EBUSY : -ENOENT;
 	}
 	if (matched == probes) {
 		/* every probe: the event goes too */
