@@ -353,9 +353,9 @@ void okp_events_exit(void)
 	mutex_lock(&okp_events_change_mutex);
 	okp_events_teardown();
 	okp_event_log_clear();
+	mutex_unlock(&okp_events_change_mutex);
 	/* after the teardown: no probe is registered, so no hit can use the instance */
 	okp_tracefs_instance_exit();
-	mutex_unlock(&okp_events_change_mutex);
 	okp_event_files_exit();
 	okp_trace_buffer_exit();
 	dput(okp_events_root);
