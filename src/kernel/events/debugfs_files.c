@@ -29,11 +29,11 @@ static bool okp_events_closing;
 
 static int okp_kprobe_events_show(struct seq_file *m, void *unused)
 {
-	struct okp_event *ev;
+	struct okp_event_probe *probe;
 
 	mutex_lock(&okp_events_mutex);
-	list_for_each_entry(ev, &okp_events, node)
-		okp_event_show_definition(m, ev);
+	list_for_each_entry(probe, &okp_event_probes, all_node)
+		okp_event_show_definition(m, probe);
 	mutex_unlock(&okp_events_mutex);
 	return 0;
 }
@@ -112,12 +112,13 @@ static const struct file_operations okp_kprobe_events_fops = {
 
 static int okp_kprobe_profile_show(struct seq_file *m, void *unused)
 {
-	struct okp_event *ev;
+	struct okp_event_probe *probe;
 
+	/* one line per probe, as the kernel's: an event with appended probes has several */
 	mutex_lock(&okp_events_mutex);
-	list_for_each_entry(ev, &okp_events, node)
-		seq_printf(m, "  %-44s %15lu %15lu\n", ev->name, okp_event_hits(ev),
-			   okp_event_misses(ev));
+	list_for_each_entry(probe, &okp_event_probes, all_node)
+		seq_printf(m, "  %-44s %15lu %15lu\n", probe->event->name, okp_event_hits(probe),
+			   okp_event_misses(probe));
 	mutex_unlock(&okp_events_mutex);
 	return 0;
 }
@@ -353,6 +354,8 @@ void okp_events_exit(void)
 	okp_events_teardown();
 	okp_event_log_clear();
 	mutex_unlock(&okp_events_change_mutex);
+	/* after the teardown: no probe is registered, so no hit can use the instance */
+	okp_tracefs_instance_exit();
 	okp_event_files_exit();
 	okp_trace_buffer_exit();
 	dput(okp_events_root);

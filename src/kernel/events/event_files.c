@@ -101,9 +101,19 @@ static const struct file_operations okp_enable_fops = {
 static int okp_format_show(struct seq_file *m, void *unused)
 {
 	struct okp_event *ev = m->private;
-	unsigned int i, offset;
+	const struct okp_event_probe *first;
+	const struct okp_fetch_arg *args;
+	unsigned int i, offset, nargs;
 
 	mutex_lock(&okp_events_mutex);
+	if (list_empty(&ev->probes)) {
+		mutex_unlock(&okp_events_mutex);
+		return 0;	/* not in the table yet: its first probe is being added */
+	}
+	/* every probe of an event has the same argument names and types (append.c) */
+	first = list_first_entry(&ev->probes, struct okp_event_probe, node);
+	args = first->args;
+	nargs = first->nargs;
 	seq_printf(m, "name: %s\nID: %u\nformat:\n", ev->name, ev->id);
 	seq_puts(m, "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n");
 	seq_puts(m, "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n");
@@ -121,20 +131,20 @@ static int okp_format_show(struct seq_file *m, void *unused)
 			   offset, sizeof(long));
 	}
 	offset += sizeof(long);
-	for (i = 0; i < ev->nargs; i++)
-		okp_fetch_arg_show_format(m, &ev->args[i], &offset);
+	for (i = 0; i < nargs; i++)
+		okp_fetch_arg_show_format(m, &args[i], &offset);
 	seq_puts(m, ev->is_return ? "\nprint fmt: \"(%lx <- %lx)" : "\nprint fmt: \"(%lx)");
-	for (i = 0; i < ev->nargs; i++)
-		okp_fetch_arg_show_print_fmt(m, &ev->args[i]);
+	for (i = 0; i < nargs; i++)
+		okp_fetch_arg_show_print_fmt(m, &args[i]);
 	seq_puts(m, ev->is_return ? "\", REC->__probe_func, REC->__probe_ret_ip" :
 				    "\", REC->__probe_ip");
-	for (i = 0; i < ev->nargs; i++) {
-		enum okp_fetch_kind k = ev->args[i].kind;
+	for (i = 0; i < nargs; i++) {
+		enum okp_fetch_kind k = args[i].kind;
 
 		if (k == OKP_TYPE_STRING || k == OKP_TYPE_USTRING || k == OKP_TYPE_SYMSTR)
-			seq_printf(m, ", __get_str(%s)", ev->args[i].name);
+			seq_printf(m, ", __get_str(%s)", args[i].name);
 		else
-			seq_printf(m, ", REC->%s", ev->args[i].name);
+			seq_printf(m, ", REC->%s", args[i].name);
 	}
 	seq_putc(m, '\n');
 	mutex_unlock(&okp_events_mutex);

@@ -9,11 +9,14 @@
  *   module unload), the events/ directory tree and the error log. No file operation of the
  *   events/ tree takes it, so debugfs_remove() of an event's files, which waits for their
  *   operations in progress, is called with it held and okp_events_mutex released.
- * - okp_events_mutex guards the event table (the list, each event's enabled state): the list
- *   changes with both held, so holding either is enough to walk it.
- * An event is immutable once it is in the table, apart from its enabled state; the hit path
- * reads it without a lock because okp_unregister_k(ret)probe() returns only once no handler
- * runs any more. The trace buffer has its own per-CPU locks (trace_buffer.c).
+ * - okp_events_mutex guards the event table (the lists of events and of probes, each event's
+ *   probes and enabled state): the lists change with both held, so holding either is enough
+ *   to walk them.
+ * A probe is immutable once it is in the table, apart from its pending state, and so is an
+ * event apart from its enabled state and its list of probes; the hit path reads its probe and
+ * event without a lock because okp_unregister_k(ret)probe() returns only once no handler runs
+ * any more, and an event is freed only after its last probe is unregistered. The trace buffer
+ * has its own per-CPU locks (trace_buffer.c).
  */
 #ifndef OKP_EVENTS_EVENTS_H
 #define OKP_EVENTS_EVENTS_H
@@ -82,31 +85,45 @@ struct okp_fetch_arg {
 	unsigned int bit_width, bit_offset;
 };
 
+/*
+ * An event (GRP/EVENT: its files, its enabled state) and its probes, as the kernel's
+ * trace_probe_event and trace_kprobes: a line naming an existing event with the same probe
+ * type and the same argument names and types adds a probe to it (append.c).
+ */
 struct okp_event {
 	struct list_head node;		/* in okp_events */
 	char group[OKP_EV_MAX_NAME_LEN];
 	char name[OKP_EV_MAX_NAME_LEN];
+	bool is_return;			/* of every probe of it */
+	bool enabled;
+	unsigned int id;
+	struct list_head probes;	/* its okp_event_probes, oldest first; never empty */
+	struct dentry *dir;		/* events/GROUP/NAME */
+	void *enable_scope;		/* what its enable file covers (event_files.c) */
+};
+
+/* One probe of an event: where it probes and what it fetches there. */
+struct okp_event_probe {
+	struct list_head node;		/* in its event's probes */
+	struct list_head all_node;	/* in okp_event_probes: every probe, oldest first */
+	struct okp_event *event;
 	char *symbol;			/* "[MOD:]SYM" or NULL for an address */
 	char *module;			/* MOD of MOD:SYM (not vmlinux), or NULL */
 	bool pending;			/* its module is not loaded: no probe registered */
 	unsigned long addr;		/* the address asked for, when no symbol */
 	unsigned int offset;
-	bool is_return;
 	int maxactive;
-	bool enabled;
-	unsigned int id;
 	unsigned int nargs;
-	struct okp_fetch_arg *args;
+	struct okp_fetch_arg *args;	/* names and types the same in every probe of an event */
 	/* what okprobes probes with: kprobe for p events, kretprobe for r events */
 	struct okp_kprobe kp;
 	struct okp_kretprobe rp;
-	struct dentry *dir;		/* events/GROUP/NAME */
-	void *enable_scope;		/* what its enable file covers (event_files.c) */
 };
 
 extern struct mutex okp_events_change_mutex;
 extern struct mutex okp_events_mutex;
 extern struct list_head okp_events;
+extern struct list_head okp_event_probes;
 
 /* error_log.c: the kernel's tracing error log, for the line being parsed. */
 void okp_event_log_begin(int argc, const char *const *argv);
@@ -140,19 +157,29 @@ void okp_fetch_arg_show_print_fmt(struct seq_file *m, const struct okp_fetch_arg
 int okp_event_command(char *line);
 
 /* event_table.c: the events, their probes and enabled state. */
-int okp_event_add(struct okp_event *ev);
-int okp_event_remove(const char *group, const char *name);
+/* A new event with its first probe, or one more probe of an existing event. */
+int okp_event_add(struct okp_event *ev, struct okp_event_probe *probe);
+int okp_event_append(struct okp_event *ev, struct okp_event_probe *probe);
+/* -:GRP/EVENT [PROBE [ARGS]]: the probes matching the rest of the line, or all of them. */
+int okp_event_remove(const char *group, const char *name, int argc, const char *const *argv);
 int okp_event_remove_all(void);
 struct okp_event *okp_event_find(const char *group, const char *name);
-void okp_event_free(struct okp_event *ev);
+void okp_event_probe_free(struct okp_event_probe *probe);
 int okp_event_set_enabled(struct okp_event *ev, bool enable);
-unsigned long okp_event_hits(const struct okp_event *ev);
-unsigned long okp_event_misses(const struct okp_event *ev);
-void okp_event_show_definition(struct seq_file *m, const struct okp_event *ev);
+unsigned long okp_event_hits(const struct okp_event_probe *probe);
+unsigned long okp_event_misses(const struct okp_event_probe *probe);
+void okp_event_show_definition(struct seq_file *m, const struct okp_event_probe *probe);
 void okp_events_teardown(void);
-/* Register (and enable, if the event is) the probe of a pending event; unregister it. */
-void okp_event_arm(struct okp_event *ev);
-void okp_event_disarm(struct okp_event *ev);
+/* Register (and enable, if its event is) the probe of a pending event; unregister it. */
+void okp_event_arm(struct okp_event_probe *probe);
+void okp_event_disarm(struct okp_event_probe *probe);
+
+/* append.c: may a probe be added to an existing event (the kernel's rules, and messages)? */
+int okp_event_append_check(const struct okp_event *ev, bool is_return,
+			   const struct okp_event_probe *probe);
+/* Does a probe match "PROBE [NAME=ARG...]" (the rest of a -: line), as the kernel compares? */
+bool okp_event_probe_matches(const struct okp_event_probe *probe, int argc,
+			     const char *const *argv);
 
 /* pending.c: events on modules not loaded yet. */
 bool okp_event_module_loaded(const char *name);
@@ -178,6 +205,13 @@ bool okp_trace_buffer_empty(void);
 /* Records refused because a ring was full (trace's header, the profile's tests). */
 unsigned long okp_trace_buffer_dropped(void);
 #define OKP_TRACE_RECORD_MAX 2048
+
+/* tracefs_instance.c: the `okprobes` tracefs instance, where the kernel has tracing. Made at
+ * the first event's definition (before its probe is registered), destroyed at unload after
+ * every probe is unregistered; the hit path writes a record's text from the event name on. */
+void okp_tracefs_instance_get(void);
+void okp_tracefs_instance_write(unsigned long ip, const char *text, int len);
+void okp_tracefs_instance_exit(void);
 
 /* event_files.c: events/, events/GROUP/, events/GROUP/NAME/{enable,format}. */
 int okp_event_files_init(struct dentry *root);

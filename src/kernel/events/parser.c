@@ -3,13 +3,14 @@
  * One line written to kprobe_events:
  *   p[:[GRP/][EVENT]] [MOD:]SYM[+OFFS]|MEMADDR [FETCHARGS]
  *   r[MAXACTIVE][:[GRP/][EVENT]] [MOD:]SYM[+0] [FETCHARGS]     (or SYM%return with p)
- *   -:[GRP/]EVENT
+ *   -:[GRP/]EVENT [PROBE [ARGS]]
  * split into arguments at white space, checked in the kernel's order
  * (kernel/trace/trace_kprobe.c, __trace_kprobe_create) so that a refused line leaves the
  * kernel's message in error_log with the caret under the same character, and then added to
- * the event table. A refused line changes nothing but the error log.
+ * the event table: a new event, or a probe appended to the existing event of that name
+ * (append.c). A refused line changes nothing but the error log.
  *
- * Locking: called under okp_events_mutex.
+ * Locking: called under okp_events_change_mutex.
  */
 #include <linux/ctype.h>
 #include <linux/kernel.h>
@@ -101,7 +102,8 @@ static void okp_sanitize_event_name(char *name)
 			*name = '_';
 }
 
-/* "-:[GRP/]EVENT": the kernel's dyn_event_release(). */
+/* "-:[GRP/]EVENT [PROBE [ARGS]]": the kernel's dyn_event_release(); with the rest of the line,
+ * only the event's probes it matches. */
 static int okp_event_delete(int argc, char **argv)
 {
 	char group[OKP_EV_MAX_NAME_LEN] = OKP_EV_DEFAULT_GROUP;
@@ -122,7 +124,7 @@ static int okp_event_delete(int argc, char **argv)
 	}
 	if (!*name)
 		return -EINVAL;
-	return okp_event_remove(group, name);
+	return okp_event_remove(group, name, argc - 1, (const char *const *)argv + 1);
 }
 
 static int okp_event_create(int argc, char **argv)
@@ -134,7 +136,8 @@ static int okp_event_create(int argc, char **argv)
 	bool is_return = argv[0][0] == 'r';
 	unsigned long addr = 0;
 	unsigned int maxactive = 0;
-	struct okp_event *ev = NULL;
+	struct okp_event *ev = NULL, *existing;
+	struct okp_event_probe *probe = NULL;
 	long offset = 0;
 	int i, ret, len;
 
@@ -223,47 +226,56 @@ static int okp_event_create(int argc, char **argv)
 		okp_sanitize_event_name(default_name);
 		event = default_name;
 	}
-	if (okp_event_find(group, event)) {
-		/* the kernel adds a probe to an event of the same name; okprobes does not (yet) */
-		okp_event_log_err(0, "Given group/event name is already used by another event");
-		ret = -EEXIST;
-		goto out;
-	}
-
-	ev = kzalloc(sizeof(*ev), GFP_KERNEL);
-	if (ev)
-		ev->args = kcalloc(max(argc - 2, 1), sizeof(*ev->args), GFP_KERNEL);
-	if (!ev || !ev->args) {
+	probe = kzalloc(sizeof(*probe), GFP_KERNEL);
+	if (probe)
+		probe->args = kcalloc(max(argc - 2, 1), sizeof(*probe->args), GFP_KERNEL);
+	if (!probe || !probe->args) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	strscpy(ev->group, group, sizeof(ev->group));
-	strscpy(ev->name, event, sizeof(ev->name));
 	if (symbol && strchr(symbol, ':') && strncmp(symbol, "vmlinux:", 8)) {
-		ev->module = kstrndup(symbol, strchr(symbol, ':') - symbol, GFP_KERNEL);
-		if (!ev->module) {
+		probe->module = kstrndup(symbol, strchr(symbol, ':') - symbol, GFP_KERNEL);
+		if (!probe->module) {
 			ret = -ENOMEM;
 			goto out;
 		}
 	}
-	ev->symbol = symbol;
+	probe->symbol = symbol;
 	symbol = NULL;
-	ev->addr = ev->symbol ? 0 : addr;
-	ev->offset = offset;
-	ev->is_return = is_return;
-	ev->maxactive = maxactive;
+	probe->addr = probe->symbol ? 0 : addr;
+	probe->offset = offset;
+	probe->maxactive = maxactive;
 
 	for (i = 2; i < argc && i - 2 < OKP_EV_MAX_ARGS; i++) {
 		okp_event_log_set_index(i);
 		/* $argN needs a function's entry: a symbol at offset 0, as the kernel decides */
-		ret = okp_fetch_arg_parse(ev->args, i - 2, argv[i], is_return,
-					  ev->symbol && offset == 0);
-		ev->nargs = i - 1;
+		ret = okp_fetch_arg_parse(probe->args, i - 2, argv[i], is_return,
+					  probe->symbol && offset == 0);
+		probe->nargs = i - 1;
 		if (ret)
 			goto out;
 	}
 
-	ret = okp_event_add(ev);
+	/* as the kernel's register_trace_kprobe(): a new event, or one more probe of an existing
+	 * event of that name when its rules allow (append.c logs why not) */
+	existing = okp_event_find(group, event);
+	if (existing) {
+		ret = okp_event_append_check(existing, is_return, probe);
+		if (!ret)
+			ret = okp_event_append(existing, probe);
+	} else {
+		ev = kzalloc(sizeof(*ev), GFP_KERNEL);
+		if (!ev) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		strscpy(ev->group, group, sizeof(ev->group));
+		strscpy(ev->name, event, sizeof(ev->name));
+		ev->is_return = is_return;
+		ret = okp_event_add(ev, probe);
+		if (!ret)
+			ev = NULL;	/* the table's now */
+	}
 	if (ret) {
 		okp_event_log_set_index(1);
 		if (ret == -EILSEQ)
@@ -274,14 +286,15 @@ static int okp_event_create(int argc, char **argv)
 			okp_event_log_err(0, "Failed to register probe event");
 		goto out;
 	}
-	ev = NULL;	/* the table's now */
+	probe = NULL;	/* the table's now */
 	goto out;
 
 parse_error:
 	ret = -EINVAL;
 out:
-	if (ev)
-		okp_event_free(ev);
+	if (probe)
+		okp_event_probe_free(probe);
+	kfree(ev);
 	kfree(symbol);
 	okp_event_log_end();
 	return ret;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Events on a module that is not loaded: the line is accepted and the event waits ("pending",
- * no probe registered). When the module comes (MODULE_STATE_COMING: its text is in place, its
+ * no probe registered; an event's probes each wait on their own module). When the module comes (MODULE_STATE_COMING: its text is in place, its
  * init has not run) the event's probe is registered, and enabled if the event is, so it fires
  * in the module's init; when the module goes, the probe is unregistered and the event waits
  * again, enabled or not, for the next load. The kernel's probe events behave the same way.
@@ -53,18 +53,18 @@ bool okp_event_module_loaded(const char *name)
 static int okp_events_module_notify(struct notifier_block *nb, unsigned long state, void *data)
 {
 	struct module *mod = data;
-	struct okp_event *ev;
+	struct okp_event_probe *probe;
 
 	if (state != MODULE_STATE_COMING && state != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
 	mutex_lock(&okp_events_change_mutex);
-	list_for_each_entry(ev, &okp_events, node) {
-		if (!ev->module || strcmp(ev->module, mod->name))
+	list_for_each_entry(probe, &okp_event_probes, all_node) {
+		if (!probe->module || strcmp(probe->module, mod->name))
 			continue;
-		if (state == MODULE_STATE_COMING && ev->pending)
-			okp_event_arm(ev);
-		else if (state == MODULE_STATE_GOING && !ev->pending)
-			okp_event_disarm(ev);
+		if (state == MODULE_STATE_COMING && probe->pending)
+			okp_event_arm(probe);
+		else if (state == MODULE_STATE_GOING && !probe->pending)
+			okp_event_disarm(probe);
 	}
 	mutex_unlock(&okp_events_change_mutex);
 	return NOTIFY_DONE;

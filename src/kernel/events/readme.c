@@ -21,7 +21,7 @@ const char okp_events_readme[] =
 	"  Create/append a kprobe event:\n"
 	"\t  p[:[<group>/][<event>]] <place> [<args>]\n"
 	"\t  r[maxactive][:[<group>/][<event>]] <place> [<args>]\n"
-	"\t  -:[<group>/]<event>\n"
+	"\t  -:[<group>/]<event> [<place> [<args>]]\n"
 	"\t    place: [<module>:]<symbol>[+<offset>]|<memaddr>\n"
 	"\t    place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>\n"
 	"\t     args: <name>=fetcharg[:type]\n"
@@ -32,5 +32,11 @@ const char okp_events_readme[] =
 	"\t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n"
 	"\t           symstr, <type>\\[<array-size>\\]\n"
 	"\n"
-	"  Not supported yet by okprobes: arrays of strings, appending a probe to an existing\n"
-	"  event, the tracefs instance. Events on modules not loaded yet wait for the module.\n";
+	"  Where the kernel has tracing, every record also goes to the tracefs instance\n"
+	"  okprobes (instances/okprobes/trace), as trace_array_printk() text entries.\n"
+	"\n"
+	"  A line naming an existing event appends a probe to it (same probe type, same\n"
+	"  argument names and types); -:<group>/<event> <place> removes only that probe.\n"
+	"\n"
+	"  Not supported yet by okprobes: arrays of strings. Events on modules not loaded yet\n"
+	"  wait for the module.\n";

@@ -41,22 +41,24 @@ static void okp_record_flags(char *flags)
 }
 NOKPROBE_SYMBOL(okp_record_flags);
 
-static void okp_event_write_record(struct okp_event *ev, struct pt_regs *regs,
+static void okp_event_write_record(struct okp_event_probe *probe, struct pt_regs *regs,
 				   unsigned long ip, unsigned long func)
 {
+	const struct okp_event *ev = probe->event;
 	unsigned long irq_flags;
 	char flags[6];
 	char *buf;
 	u64 ts;
-	int len;
+	int len, body;
 
 	buf = okp_trace_buffer_begin(&irq_flags, &ts);
 	if (!buf)
 		return;
 	okp_record_flags(flags);
-	len = scnprintf(buf, OKP_TRACE_RECORD_MAX, "%16s-%-7d [%03d] %s %5llu.%06llu: %s: ",
-			current->comm, task_pid_nr(current), raw_smp_processor_id(), flags,
-			ts / NSEC_PER_SEC, (ts % NSEC_PER_SEC) / NSEC_PER_USEC, ev->name);
+	body = scnprintf(buf, OKP_TRACE_RECORD_MAX, "%16s-%-7d [%03d] %s %5llu.%06llu: ",
+			 current->comm, task_pid_nr(current), raw_smp_processor_id(), flags,
+			 ts / NSEC_PER_SEC, (ts % NSEC_PER_SEC) / NSEC_PER_USEC);
+	len = body + scnprintf(buf + body, OKP_TRACE_RECORD_MAX - body, "%s: ", ev->name);
 	if (func) {
 		int name;
 
@@ -70,18 +72,23 @@ static void okp_event_write_record(struct okp_event *ev, struct pt_regs *regs,
 		len += scnprintf(buf + len, OKP_TRACE_RECORD_MAX - len, ")");
 	} else
 		len += scnprintf(buf + len, OKP_TRACE_RECORD_MAX - len, "(%pS)", (void *)ip);
-	len += okp_fetch_args_print(ev->args, ev->nargs, regs, buf + len,
+	len += okp_fetch_args_print(probe->args, probe->nargs, regs, buf + len,
 				    OKP_TRACE_RECORD_MAX - 1 - len);
 	buf[len++] = '\n';
+	/* the tracefs instance adds its own task, CPU, flags and time columns, then the probed
+	 * address's symbol. Written under this CPU's ring lock: a hit locked out of it (an NMI on
+	 * top of this CPU's writer) is in neither buffer; one okprobes' full ring drops is still
+	 * in the instance, which overwrites its oldest instead */
+	okp_tracefs_instance_write(func ?: ip, buf + body, len - body);
 	okp_trace_buffer_commit(buf, len, irq_flags);
 }
 NOKPROBE_SYMBOL(okp_event_write_record);
 
 int okp_event_kprobe_hit(struct okp_kprobe *kp, struct pt_regs *regs)
 {
-	struct okp_event *ev = container_of(kp, struct okp_event, kp);
+	struct okp_event_probe *probe = container_of(kp, struct okp_event_probe, kp);
 
-	okp_event_write_record(ev, regs, (unsigned long)kp->addr, 0);
+	okp_event_write_record(probe, regs, (unsigned long)kp->addr, 0);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_kprobe_hit);
@@ -89,9 +96,9 @@ NOKPROBE_SYMBOL(okp_event_kprobe_hit);
 int okp_event_kretprobe_hit(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct okp_kretprobe *rp = okp_get_kretprobe(ri);
-	struct okp_event *ev = container_of(rp, struct okp_event, rp);
+	struct okp_event_probe *probe = container_of(rp, struct okp_event_probe, rp);
 
-	okp_event_write_record(ev, regs, okp_get_kretprobe_retaddr(ri), (unsigned long)rp->kp.addr);
+	okp_event_write_record(probe, regs, okp_get_kretprobe_retaddr(ri), (unsigned long)rp->kp.addr);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_kretprobe_hit);

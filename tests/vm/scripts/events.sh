@@ -5,7 +5,8 @@
 # caret column in error_log and nothing else changed; where the kernel has kprobe events of its
 # own, it is given the same bad lines and must log the same), typed values fetched from known
 # registers and memory, return values, -EBUSY rules, removal, events/ enable files, trace and
-# trace_pipe records, kprobe_profile, unload with events enabled.
+# trace_pipe records, kprobe_profile, the okprobes tracefs instance, several probes in one event
+# (appended, and refused appends beside the kernel's), unload with events enabled and hit.
 # Standalone, or appended to another script in the same boot (it then continues its numbering).
 # Prints TAP lines; exits non-zero if any check failed.
 n=${n:-0} failed=${failed:-0}
@@ -229,11 +230,137 @@ insmod /okp/okp_target.ko init_calls=2
 check "it fires again after a reload, in init" is "$(grep -c ' pend: ' $d/trace)" 2
 echo 0 > $d/events/okp/pend/enable
 
+# 8b. The okprobes tracefs instance (where the kernel has tracing): the records again, as the
+#     kernel's trace_array_printk text entries after its own task, CPU, flags, time and the
+#     probed address's symbol. Compared by pid, CPU and text (the task column is the kernel's
+#     saved-cmdlines cache, the time its clock's).
+inst=$t/instances/okprobes
+# "pid cpu text" of each record, sorted (two clocks may order near records differently)
+own_records() { grep -v '^#' $d/trace | sed -n 's/^ *[^ ]*-\([0-9]*\) *\[\([0-9]*\)\] [^ ]* *[0-9]*\.[0-9]*: /\1 \2 /p' | sort; }
+inst_records() { grep -v '^#' $inst/trace | sed -n 's/^ *[^ ]*-\([0-9]*\) *\[\([0-9]*\)\] [^ ]* *[0-9]*\.[0-9]*: [^ ]*: /\1 \2 /p' | sort; }
+if [ -d $t/instances ]; then
+  check "the tracefs instance okprobes exists (made at the first event)" [ -f $inst/trace ]
+  echo > $d/trace; echo > $inst/trace
+  define "p:okp/inst okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8"
+  define "r:okp/instret okp_target_read ret=\$retval:s64"
+  echo 1 > $d/events/okp/inst/enable; echo 1 > $d/events/okp/instret/enable
+  echo 3 > $call_read
+  echo 0 > $d/events/okp/inst/enable; echo 0 > $d/events/okp/instret/enable
+  own_records > /tmp/okp-own; inst_records > /tmp/okp-inst
+  sed -n '/ inst: /{s/^/# instance: /p;q}' $inst/trace
+  check "the instance holds okprobes' 6 records: the same pid, CPU, event and values" \
+    sh -c "[ \$(grep -c . /tmp/okp-own) = 6 ] && cmp -s /tmp/okp-own /tmp/okp-inst"
+  check "... each after the probed function's symbol (a return event's: its function's)" \
+    sh -c "[ \$(grep -c ': okp_target_read: inst: (okp_target_read+0x[04]/' $inst/trace) = 3 ] && [ \$(grep -c ': okp_target_read: instret: (call_read_set+' $inst/trace) = 3 ]"
+  echo 0 > $inst/tracing_on
+  echo 1 > $d/events/okp/inst/enable; echo 1 > $call_read; echo 0 > $d/events/okp/inst/enable
+  check "the instance's tracing_on 0 keeps the records out of it, not out of okprobes' trace" \
+    sh -c "[ \$(grep -c ' inst: ' $d/trace) = 4 ] && [ \$(grep -c ' inst: ' $inst/trace) = 3 ]"
+  echo 1 > $inst/tracing_on
+  check "the instance cannot be removed while okprobes holds it" sh -c "! rmdir $inst && [ -f $inst/trace ]"
+  echo '-:okp/inst' >> $ke; echo '-:okp/instret' >> $ke
+  check "... and it keeps the records of removed events" is "$(inst_records | grep -c ' inst: ')" 3
+  echo > $inst/trace
+else
+  n=$((n + 1)); echo "ok $n - the tracefs instance okprobes # SKIP no tracefs instances here (no CONFIG_TRACING, or tracefs not mountable)"
+fi
+
+# 8c. Several probes in one event (6.1's rules): a line naming an existing event with the same
+#     probe type and argument names and types adds a probe to it; otherwise it is refused
+#     (EEXIST) with the kernel's message and caret, beside the kernel's own on 6.1.
+call_opt=/sys/kernel/debug/okp_target/call_opt
+echo > $d/trace
+define "p:okp/two okp_target_read x=%si:u64"
+# (the second probe on call_read_set, okp_target_read's caller, x its n: the kernel's kprobe
+# events, given the same lines below, refuse notrace functions such as okp_target_fn)
+check "a line naming an existing event, with the same argument names and types, adds a probe" \
+  define "p:okp/two call_read_set x=%si:u64"
+printf '%s\n' "p:okp/two okp_target_read x=%si:u64" "p:okp/two call_read_set x=%si:u64" > /tmp/okp-two
+check "kprobe_events lists each probe of the event, in order" sh -c "grep '^p:okp/two ' $ke | cmp -s - /tmp/okp-two"
+check "... one event: one directory, one format" sh -c "[ \$(ls $d/events/okp | grep -cx two) = 1 ] && grep -q '^print fmt: \"(%lx) x=%Lu\", REC->__probe_ip, REC->x$' $d/events/okp/two/format"
+echo 1 > $d/events/okp/two/enable
+echo 2 > $call_read
+check "enabling the event enables both probes: 2 records from one, 1 from the other" \
+  sh -c "[ \$(grep -c ' two: (okp_target_read+0x[04]/0x[0-9a-f]* \[okp_target\]) x=7$' $d/trace) = 2 ] && [ \$(grep -c ' two: (call_read_set+0x[04]/0x[0-9a-f]* \[okp_target\]) x=2$' $d/trace) = 1 ]"
+check "kprobe_profile: a line per probe, each with its hits (2, 1)" \
+  is "$(awk '$1 == "two" {printf "%s/%s ", $2, $3}' $d/kprobe_profile)" "2/0 1/0 "
+check "a probe appended to an enabled event is enabled at once" define "p:okp/two okp_target_opt x=%di:u64"
+echo 1 > $call_opt
+check "... and records under the event" grep -qE ' two: \(okp_target_opt\+0x[04]/0x[0-9a-f]+ \[okp_target\]\) x=20$' $d/trace
+check "an enabled event's probe cannot be removed" sh -c "! echo '-:okp/two okp_target_opt' >> $ke"
+echo 0 > $d/events/okp/two/enable
+check "-:GRP/EVENT PLACE ARGS removes only the probe it matches" \
+  sh -c "echo '-:okp/two okp_target_opt x=%di:u64' >> $ke && grep '^p:okp/two ' $ke | cmp -s - /tmp/okp-two"
+check "... one that matches no probe fails, changing nothing" \
+  sh -c "! echo '-:okp/two call_read_set x=%di:u64' >> $ke && grep '^p:okp/two ' $ke | cmp -s - /tmp/okp-two"
+check "a bitfield appends to a u32 argument of the same name (the kernel's types compare so)" \
+  sh -c "echo 'p:okp/bf okp_target_read b=+12(%di):u32' >> $ke && echo 'p:okp/bf okp_target_fn b=+12(%di):b4@4/32' >> $ke && [ \$(grep -c '^p:okp/bf ' $ke) = 2 ]"
+echo '-:okp/bf' >> $ke
+# Refused appends: "column|message|line", each tried on okp/two (okp_target_read, call_read_set).
+cat > $bad <<'LINES'
+0|Probe type is different from existing probe|r:okp/two okp_target_opt
+25|Argument type or name is different from existing probe|p:okp/two okp_target_opt x=%di:u32
+25|Argument type or name is different from existing probe|p:okp/two okp_target_opt y=%di:u64
+25|Argument type or name is different from existing probe|p:okp/two okp_target_opt
+35|Argument type or name is different from existing probe|p:okp/two okp_target_opt x=%di:u64 z=%si
+25|Argument type or name is different from existing probe|p:okp/two okp_target_opt x=+0(%di):u64[2]
+0|There is already the exact same probe event|p:okp/two call_read_set x=%si:u64
+LINES
+if [ -n "$kernel_errors" ]; then
+  echo "p:okp/two okp_target_read x=%si:u64" >> $t/kprobe_events
+  echo "p:okp/two call_read_set x=%si:u64" >> $t/kprobe_events
+fi
+defs_before=$(cat $ke)
+while IFS='|' read -r col msg line; do
+  if ! echo "$line" >> $ke 2>/tmp/okp-err; then refused=1; else refused=; fi
+  got=$(last_error $d/error_log)
+  if [ -n "$refused" ] && grep -q 'File exists' /tmp/okp-err && [ "$got" = "$col|$msg" ] && grep -qF "  Command: $line" $d/error_log; then
+    echo "ok - an append refused (EEXIST) with the kernel's error and caret: $line"
+  else
+    echo "not ok - an append refused (EEXIST) with the kernel's error and caret: $line (got '$got', refused=$refused: $(cat /tmp/okp-err))"
+  fi
+  if [ -n "$kernel_errors" ]; then
+    echo "$line" >> $t/kprobe_events 2>/dev/null
+    kgot=$(last_error $t/error_log)
+    if [ "$kgot" = "$got" ]; then echo "ok - the kernel's kprobe events log the same: $line"
+    else echo "not ok - the kernel's kprobe events log the same: $line (kernel '$kgot', okprobes '$got')"; fi
+  fi
+done < $bad > /tmp/okp-bad-results
+while read -r r; do
+  n=$((n + 1))
+  case "$r" in not*) failed=$((failed + 1)); echo "not ok $n ${r#not ok - }" ;; *) echo "ok $n ${r#ok - }" ;; esac
+done < /tmp/okp-bad-results
+check "the refused appends changed no definition" is "$(cat $ke)" "$defs_before"
+if [ -n "$kernel_errors" ]; then
+  check "the kernel's kprobe_events lists the event's probes as okprobes does" \
+    sh -c "grep '^p:okp/two ' $t/kprobe_events | cmp -s - /tmp/okp-two"
+  echo > $d/trace; echo > $t/trace
+  echo 1 > $d/events/okp/two/enable; echo 1 > $t/events/okp/two/enable
+  echo 2 > $call_read
+  echo 0 > $d/events/okp/two/enable; echo 0 > $t/events/okp/two/enable
+  grep ' two: ' $d/trace | sed 's/.*: two: //' > /tmp/okp-ours; grep ' two: ' $t/trace | sed 's/.*: two: //' > /tmp/okp-theirs
+  sed 's/^/# okprobes: /' /tmp/okp-ours; sed 's/^/# kernel:   /' /tmp/okp-theirs
+  check "... and records the same 3 lines from its two probes" sh -c "[ \$(grep -c . /tmp/okp-ours) = 3 ] && cmp -s /tmp/okp-ours /tmp/okp-theirs"
+  echo '-:okp/two' >> $t/kprobe_events
+elif [ -n "$kernel_events" ]; then
+  n=$((n + 1)); echo "ok $n - the kernel's kprobe events beside okprobes' appended probes # SKIP $(uname -r) is not 6.1, okprobes' baseline"
+else
+  n=$((n + 1)); echo "ok $n - the kernel's kprobe events beside okprobes' appended probes # SKIP no kprobe events in this kernel"
+fi
+check "-:GRP/EVENT removes every probe of the event, and its directory" \
+  sh -c "echo '-:okp/two' >> $ke && ! grep -q '^p:okp/two ' $ke && [ ! -d $d/events/okp/two ] && ! grep -q ' two ' $d/kprobe_profile"
+
 # 9. Clearing all; an event left enabled for okprobes' unload.
 check "> kprobe_events removes every event once none is enabled" sh -c "echo > $ke && [ -z \"\$(cat $ke)\" ] && [ ! -d $d/events/okp ]"
 define "p:okp/stay okp_target_fn x=%di:u64"
 echo 1 > $d/events/okp/stay/enable
 echo 2 > $call
 check "an enabled event is left enabled for okprobes' unload (no splat is the check)" grep -q ' stay: .* x=21$' $d/trace
+# 10. Unloading okprobes while an enabled event's probe is being hit (a reader of /proc/version
+#     until okprobes' directory goes): every probe is unregistered before the tracefs instance
+#     is destroyed, so no hit writes to it then. No splat is the check.
+define "p:okp/hot vfs_read"
+echo 1 > $d/events/okp/hot/enable
+(while [ -e $d ]; do read -r l < /proc/version; done) &
 echo "1..$n"
 [ $failed = 0 ]

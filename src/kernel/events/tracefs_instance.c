@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The `okprobes` tracefs instance (/sys/kernel/tracing/instances/okprobes/): where the kernel
+ * has tracing (CONFIG_TRACING), every record an event writes to okprobes' own buffer is also
+ * written there with trace_array_printk(), so trace-cmd and the other readers of tracefs see
+ * the records too. They are the kernel's printk-style text entries (the ftrace "print" event:
+ * the probed address's symbol, then okprobes' text from the event name on), not binary
+ * kprobe events: okprobes' events are not the kernel's trace_event_calls (they exist also
+ * where the kernel has no kprobe events, nor a ring buffer).
+ *
+ * The instance is made when the first event is defined, not at okprobes' load: it costs the
+ * kernel's default ring buffer size on every CPU, which a user of okprobes' C API alone should
+ * not pay. A failure to make it is logged once; the events work without it (okprobes' own
+ * buffer is the reference). It lives until okprobes unloads: removing the last event keeps
+ * its records readable. Without CONFIG_TRACING, linux/trace.h's stubs return no instance.
+ *
+ * Lifetime: the pointer is published before the first event's probe is registered, so a hit
+ * reads either NULL (and writes nothing there) or an instance that exists. It is destroyed
+ * only after every event's probe is unregistered (okp_events_teardown(): unregistering returns
+ * once no handler runs any more), so no hit can use an instance being destroyed. While our
+ * reference is held, tracefs refuses `rmdir instances/okprobes` (EBUSY); at unload, an
+ * instance a reader still holds open cannot be destroyed (EBUSY): it is left, with no
+ * reference of okprobes', for rmdir to remove.
+ *
+ * Locking: okp_tracefs_instance_get() runs under okp_events_change_mutex; the hit path reads
+ * the pointer without a lock.
+ */
+#include <linux/kprobes.h>
+#include <linux/trace.h>
+#include <linux/version.h>
+
+#include "events.h"
+
+#define OKP_TRACEFS_INSTANCE "okprobes"
+
+static struct trace_array *okp_instance;
+static bool okp_instance_tried;
+
+void okp_tracefs_instance_get(void)
+{
+	struct trace_array *tr;
+	int ret;
+
+	if (okp_instance_tried)
+		return;
+	okp_instance_tried = true;
+	if (!IS_ENABLED(CONFIG_TRACING))
+		return;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+	/* every event system's directory, as `mkdir instances/okprobes` makes them */
+	tr = trace_array_get_by_name(OKP_TRACEFS_INSTANCE, NULL);
+#else
+	tr = trace_array_get_by_name(OKP_TRACEFS_INSTANCE);
+#endif
+	if (!tr) {
+		pr_warn("okprobes: no tracefs instance %s (the kernel could not make it): events are in okprobes' trace only\n",
+			OKP_TRACEFS_INSTANCE);
+		return;
+	}
+	ret = trace_array_init_printk(tr);
+	if (ret) {
+		pr_warn("okprobes: tracefs instance %s refused trace_array_printk (%d): events are in okprobes' trace only\n",
+			OKP_TRACEFS_INSTANCE, ret);
+		trace_array_put(tr);
+		trace_array_destroy(tr);
+		return;
+	}
+	WRITE_ONCE(okp_instance, tr);
+}
+
+void okp_tracefs_instance_write(unsigned long ip, const char *text, int len)
+{
+	struct trace_array *tr = READ_ONCE(okp_instance);
+
+	if (tr)
+		trace_array_printk(tr, ip, "%.*s", len, text);
+}
+NOKPROBE_SYMBOL(okp_tracefs_instance_write);
+
+void okp_tracefs_instance_exit(void)
+{
+	struct trace_array *tr = okp_instance;
+	int ret;
+
+	okp_instance_tried = false;
+	if (!tr)
+		return;
+	WRITE_ONCE(okp_instance, NULL);
+	trace_array_put(tr);
+	ret = trace_array_destroy(tr);
+	/* -ENODEV: someone's rmdir took it between our put and here; nothing is left to do */
+	if (ret && ret != -ENODEV)
+		pr_info("okprobes: tracefs instance %s left in place (%d: in use, a reader has it open); rmdir removes it\n",
+			OKP_TRACEFS_INSTANCE, ret);
+}
