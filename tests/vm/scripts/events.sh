@@ -27,6 +27,13 @@ if [ -w $t/kprobe_events ]; then kernel_events=1; else kernel_events=; fi
 # function exit", "Invalid $-valiable specified"): the bad lines are compared on 6.1 only.
 case $(uname -r) in 6.1.*) kernel_errors=$kernel_events ;; *) kernel_errors= ;; esac
 define() { echo "$1" >> $ke; }
+# riscv64 without KGDB: no breakpoint reaches okprobes, which serves function entries (ftrace)
+# and return probes only; most events here are on okp_target's assembly functions (no ftrace
+# site), so the script is skipped whole, with the reason.
+if [ "$(uname -m)" = riscv64 ] && ! grep -q ' kgdb_handle_exception$' /proc/kallsyms; then
+  n=$((n + 1)); echo "ok $n - kprobe events # SKIP no KGDB in this kernel: okprobes serves no breakpoint probes here"
+  echo "1..$n"; [ $failed = 0 ]; exit
+fi
 records() { grep -c "^ *[^#].* $1: " $d/trace; }
 
 # 1. The files.
