@@ -8,8 +8,8 @@
  * alike.
  *
  * /sys/kernel/debug/okp_bench_events/
- *   site    the probed instruction as kprobe_events names it: "okp_bench_event_target+0x3"
- *           (+0x7 behind an ENDBR64), `add $1,%rax` (okp_bench_events_text.S)
+ *   site    the probed instruction as kprobe_events names it: "okp_bench_event_target+0x..",
+ *           its `add $1,%rax`
  *   run     write N: call okp_bench_event_target(&okp_bench_event_record) N times in a loop,
  *           timed with ktime_get_ns() around the loop, each result checked; read: "NS N ERR",
  *           the last run's time, calls and wrong results
@@ -34,7 +34,31 @@ static struct okp_bench_event_record okp_bench_event_record = {
 	.magic = 0x1122334455667788ULL,
 };
 
-unsigned long okp_bench_event_target(const struct okp_bench_event_record *r);
+/*
+ * The probed function: C, so that it has an ftrace site (the kernel's kprobe events refuse a
+ * function without one, "Could not probe notrace function", unless
+ * CONFIG_KPROBE_EVENTS_ON_NOTRACE), its body the instructions the probe goes on, in inline
+ * assembly so that both frameworks see exactly these: no branch, every instruction boostable
+ * and position-independent (the shape of okp_bench_target_opt, okp_bench_text.S), so the probe
+ * at `add $1,%rax` is an int3 with optimization off and, with it on, a jmp rel32 over `add` +
+ * `mov` (7 bytes) in both frameworks. %rdi holds r at the probe (the events' %di, +0(%di)).
+ * Returns (unsigned long)r + 1.
+ */
+static const u8 site_pattern[] = {
+	0x48, 0x89, 0xf8,		/* mov %rdi,%rax */
+	0x48, 0x83, 0xc0, 0x01,		/* add $1,%rax: the probe */
+	0x48, 0x89, 0xc2,		/* mov %rax,%rdx */
+};
+#define SITE_OFFSET 3	/* of the add in the pattern */
+
+noinline unsigned long okp_bench_event_target(const struct okp_bench_event_record *r)
+{
+	unsigned long ret;
+
+	asm volatile("mov %%rdi, %%rax\n\tadd $1, %%rax\n\tmov %%rax, %%rdx"
+		     : "=a" (ret) : "D" (r) : "rdx", "cc");
+	return ret;
+}
 
 #define SITE_LEN 7	/* add $1,%rax; mov %rax,%rdx: the region a jump replaces */
 static u8 *site;
@@ -117,14 +141,18 @@ DEFINE_DEBUGFS_ATTRIBUTE(intact_fops, intact_get, NULL, "%llu\n");
 
 static int __init okp_bench_events_init(void)
 {
-	static const u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	static const u8 poison[4] = { 0x0f, 0x1f, 0x40, 0xd6 };	/* a sealed ENDBR64 */
 	u8 *fn = (u8 *)okp_bench_event_target;
+	unsigned int i;
 
-	/* Past the landing pad (if any), then past `mov %rdi,%rax` (3 bytes): the add. */
-	if (!memcmp(fn, endbr64, 4) || !memcmp(fn, poison, 4))
-		fn += 4;
-	site = fn + 3;
+	/* The inline assembly, after whatever the compiler put first (ENDBR64, the ftrace call). */
+	for (i = 0; i < 32 && !site; i++) {
+		if (!memcmp(fn + i, site_pattern, sizeof(site_pattern)))
+			site = fn + i + SITE_OFFSET;
+	}
+	if (!site) {
+		pr_err("EVB-ERROR okp_bench_event_target: its inline assembly not found in its first 32 bytes\n");
+		return -ENOEXEC;
+	}
 	memcpy(site_bytes, site, SITE_LEN);
 	dir = debugfs_create_dir("okp_bench_events", NULL);
 	debugfs_create_file("site", 0444, dir, NULL, &site_fops);
