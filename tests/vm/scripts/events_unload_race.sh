@@ -77,9 +77,9 @@ if [ -e /sys/kernel/debug/kmemleak ]; then
   sleep 6
   echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak
   head -n 20 /sys/kernel/debug/kmemleak | sed 's/^/# /'
-  check "kmemleak: no unreferenced object after the unloads" sh -c "[ ! -s /sys/kernel/debug/kmemleak ]"
+  check "kmemleak reports nothing after the unloads" sh -c "[ ! -s /sys/kernel/debug/kmemleak ]"
 else
-  n=$((n + 1)); echo "ok $n - kmemleak: no unreferenced object after the unloads # SKIP no kmemleak in this kernel (test-debug has it)"
+  n=$((n + 1)); echo "ok $n - kmemleak reports nothing after the unloads # SKIP no kmemleak in this kernel (test-debug has it)"
 fi
 echo "1..$n"
 [ $failed = 0 ]
