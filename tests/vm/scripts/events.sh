@@ -354,6 +354,12 @@ if [ -n "$kernel_errors" ]; then
   echo 0 > $d/events/okp/two/enable; echo 0 > $t/events/okp/two/enable
   grep ' two: ' $d/trace | sed 's/.*: two: //' > /tmp/okp-ours; grep ' two: ' $t/trace | sed 's/.*: two: //' > /tmp/okp-theirs
   sed 's/^/# okprobes: /' /tmp/okp-ours; sed 's/^/# kernel:   /' /tmp/okp-theirs
+  # arm64: the function entries' records at their ftrace call site, +0x4 (the known difference
+  # above): compared apart from that offset, said as such.
+  if [ "$(uname -m)" = aarch64 ] && ! cmp -s /tmp/okp-ours /tmp/okp-theirs; then
+    sed -i 's/^(\([a-z_]*\)+0x4\//(\1+0x0\//' /tmp/okp-ours
+    n=$((n + 1)); echo "ok $n - ... at the same offsets # SKIP arm64: okprobes records its ftrace call site, +0x4 (known difference, docs/events.md)"
+  fi
   check "... and records the same 3 lines from its two probes" sh -c "[ \$(grep -c . /tmp/okp-ours) = 3 ] && cmp -s /tmp/okp-ours /tmp/okp-theirs"
   echo '-:okp/two' >> $t/kprobe_events
 elif [ -n "$kernel_events" ]; then
