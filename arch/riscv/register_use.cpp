@@ -3,38 +3,14 @@
 // missed; what is not understood is kUnknown).
 #include "arch/riscv/register_use.h"
 
+#include "arch/riscv/insn_fields.h"
 #include "arch/riscv/insn_plan.h"
 
 namespace okp::riscv {
 
 namespace {
 
-constexpr u32 bits(u32 v, unsigned hi, unsigned lo) {
-  return (v >> lo) & ((1u << (hi - lo + 1)) - 1);
-}
-constexpr i64 sext(u64 v, unsigned width) {
-  const u64 sign = 1ull << (width - 1);
-  return static_cast<i64>((v ^ sign) - sign);
-}
-constexpr i64 imm_i(u32 insn) { return sext(bits(insn, 31, 20), 12); }
-constexpr i64 imm_u(u32 insn) { return sext(insn & 0xfffff000u, 32); }
-constexpr i64 imm_b(u32 insn) {
-  return sext((bits(insn, 31, 31) << 12) | (bits(insn, 7, 7) << 11) | (bits(insn, 30, 25) << 5) |
-                  (bits(insn, 11, 8) << 1), 13);
-}
-constexpr i64 imm_j(u32 insn) {
-  return sext((bits(insn, 31, 31) << 20) | (bits(insn, 19, 12) << 12) |
-                  (bits(insn, 20, 20) << 11) | (bits(insn, 30, 21) << 1), 21);
-}
-constexpr i64 c_j_offset(u32 h) {
-  return sext((bits(h, 12, 12) << 11) | (bits(h, 11, 11) << 4) | (bits(h, 10, 9) << 8) |
-                  (bits(h, 8, 8) << 10) | (bits(h, 7, 7) << 6) | (bits(h, 6, 6) << 7) |
-                  (bits(h, 5, 3) << 1) | (bits(h, 2, 2) << 5), 12);
-}
-constexpr i64 c_b_offset(u32 h) {
-  return sext((bits(h, 12, 12) << 8) | (bits(h, 11, 10) << 3) | (bits(h, 6, 5) << 6) |
-                  (bits(h, 4, 3) << 1) | (bits(h, 2, 2) << 5), 9);
-}
+using namespace fields;  // arch/riscv/insn_fields.h
 
 // A use under construction.
 struct Use {
