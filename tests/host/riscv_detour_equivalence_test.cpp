@@ -19,6 +19,7 @@
 #include "arch/riscv/dead_register.h"
 #include "arch/riscv/detour.h"
 #include "arch/riscv/detour_region.h"
+#include "arch/riscv/insn_plan.h"
 
 using namespace okp;
 using namespace okp::riscv;
@@ -72,16 +73,6 @@ struct Cpu {
     if (a < kStack - sizeof(stack) || a + 8 > kStack) return false;
     std::memcpy(stack + (a - (kStack - sizeof(stack))), &v, 8);
     return true;
-  }
-  static bool taken(u32 f3, u64 a, u64 b) {
-    switch (f3) {
-      case 0: return a == b;
-      case 1: return a != b;
-      case 4: return static_cast<i64>(a) < static_cast<i64>(b);
-      case 5: return static_cast<i64>(a) >= static_cast<i64>(b);
-      case 6: return a < b;
-      default: return a >= b;
-    }
   }
   // Runs from kFn until the function returns (true) or something is wrong (false).
   bool run(int max_steps) {
@@ -161,7 +152,7 @@ struct Cpu {
             return false;
           break;
         case 0x63:
-          if (taken(f3, x[rs1], x[rs2]))
+          if (okp::riscv::branch_taken(static_cast<okp::u8>(f3), x[rs1], x[rs2]))
             next = pc + sext(((w >> 31) & 1) << 12 | ((w >> 7) & 1) << 11 |
                              ((w >> 25) & 0x3f) << 5 | ((w >> 8) & 0xf) << 1, 13);
           break;

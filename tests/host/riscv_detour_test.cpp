@@ -14,6 +14,7 @@
 
 #include "arch/riscv/detour.h"
 #include "arch/riscv/detour_region.h"
+#include "arch/riscv/insn_plan.h"
 
 using namespace okp;
 using namespace okp::riscv;
@@ -66,16 +67,6 @@ struct Machine {
   void set(unsigned rd, u64 v) {
     if (rd) x[rd] = v;
   }
-  static bool taken(u32 f3, u64 a, u64 b) {
-    switch (f3) {
-      case 0: return a == b;
-      case 1: return a != b;
-      case 4: return static_cast<i64>(a) < static_cast<i64>(b);
-      case 5: return static_cast<i64>(a) >= static_cast<i64>(b);
-      case 6: return a < b;
-      default: return a >= b;
-    }
-  }
 
   // From pc until control leaves the image: where it goes (0 on an error).
   u64 run(u64 pc) {
@@ -126,7 +117,7 @@ struct Machine {
         case 0x63: {
           const i64 off = sext(((w >> 31) & 1) << 12 | ((w >> 7) & 1) << 11 |
                                ((w >> 25) & 0x3f) << 5 | ((w >> 8) & 0xf) << 1, 13);
-          if (taken(f3, x[rs1], x[rs2])) next = pc + off;
+          if (okp::riscv::branch_taken(static_cast<okp::u8>(f3), x[rs1], x[rs2])) next = pc + off;
           break;
         }
         case 0x67: {
