@@ -18,7 +18,7 @@ const char* flow_name(const FlowInsn& in) {
 }
 
 // A direct edge or a hidden one that lands strictly inside (start, end).
-ErrorOr<void> no_edge_inside(const FunctionFlow& flow, okp_addr_t start, okp_addr_t end) {
+[[gnu::noinline]] ErrorOr<void> no_edge_inside(const FunctionFlow& flow, okp_addr_t start, okp_addr_t end) {
   const okp_addr_t fs = flow.text().start;
   for (usize i = 0; i < flow.count(); ++i) {
     const FlowInsn& in = flow.insn(i);
@@ -45,7 +45,7 @@ ErrorOr<void> no_edge_inside(const FunctionFlow& flow, okp_addr_t start, okp_add
 }
 
 // The checks on the region's own instructions.
-ErrorOr<void> check_region_insns(const FunctionFlow& flow, u32 first, u32 n) {
+[[gnu::noinline]] ErrorOr<void> check_region_insns(const FunctionFlow& flow, u32 first, u32 n) {
   const okp_addr_t fs = flow.text().start;
   const u32 lr = open_reservation(flow, first);
   if (lr != kNoInsn)

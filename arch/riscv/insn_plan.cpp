@@ -322,6 +322,7 @@ ErrorOr<InsnPlan> plan_insn(okp_addr_t addr, const u8* bytes, usize avail) {
   // ebreak that is only 2-byte aligned is written in steps that each trap (see the glue's
   // okp_seam_patch_text).
   plan.breakpoint_size = length;
+  for (usize i = 0; i < length; ++i) plan.original[i] = bytes[i];
   return plan;
 }
 

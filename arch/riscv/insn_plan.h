@@ -54,6 +54,7 @@ struct InsnPlan {
   u8 cond = 0;         // kBranch: funct3
   i64 imm = 0;         // kAddImm/kAddImmW/kJalr: the immediate; kAuipc/kJal/kBranch: the target
   u8 breakpoint_size = 0;  // 2: c.ebreak, 4: ebreak: the instruction's own length
+  u8 original[4] = {};     // the instruction's bytes (the "breakpoint" without a trap)
   const char* mnemonic = nullptr;  // static string, for reasons and debugfs
 };
 

@@ -16,7 +16,9 @@ constexpr usize kMaxReservationInsns = 16;
 
 ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                              okp_addr_t, RecoverFn recover) {
+#ifndef OKP_JUMP_PROBES
   if (const char* why = no_breakpoint_trap()) return Error(Errno::kOpNotSupp, why);
+#endif
   if (addr & 1)
     return Error::formatted(Errno::kIlSeq, "+%#lx is odd: riscv instructions are 2-byte aligned",
                             addr - func_start);

@@ -6,13 +6,16 @@
 // okprobes through the die notifier (DIE_TRAP), which riscv kernels raise only when built with
 // KGDB (src/kernel/arch/riscv/trap.c). Instructions are simulated on the trap frame or
 // single-stepped from a slot ended by a breakpoint of its own. No boosting (a slot cannot jump
-// back to the kernel's text without a scratch register), no jump optimization. Return probes
-// replace ra at entry by a stub of okprobes' own (arch/riscv/return_stubs.S).
+// back to the kernel's text without a scratch register). Jump optimization: an auipc/jalr pair
+// through a dead register (or a jal) into a detour (arch/riscv/jump_probe_arch.h); without a
+// breakpoint trap a probe is that jump or nothing. Return probes replace ra at entry by a stub
+// of okprobes' own (arch/riscv/return_stubs.S).
 #pragma once
 
 #define OKP_ARCH_NAME "riscv64"
 
 #include "arch/common/arch_types.h"
+#include "arch/common/no_breakpoint_trap.h"
 #include "arch/common/return_stubs.h"
 #include "arch/riscv/insn_plan.h"
 #include "core/error_or.h"
@@ -24,9 +27,16 @@ using Plan = riscv::InsnPlan;
 constexpr usize kSlotSize = riscv::kSlotSize;
 constexpr usize kMaxInsnLength = riscv::kMaxInsnLength;
 constexpr usize kMaxBreakpointSize = 4;
-constexpr usize kMaxPatchSize = 4;
+// A breakpoint, or the jump: auipc/jalr (8 bytes) or a jal (4).
+constexpr usize kMaxPatchSize = 8;
 
+// Where the kernel delivers no breakpoint to okprobes (no_breakpoint_trap: no KGDB), a site's
+// "breakpoint" is its own instruction: arming writes nothing, and the jump optimizer puts the
+// site's jump over it at once (arch/jump_contract.h, breakpoints_missing).
 inline Breakpoint breakpoint_of(const Plan& plan) {
+  if (no_breakpoint_trap())
+    return Breakpoint{{plan.original[0], plan.original[1], plan.original[2], plan.original[3]},
+                      plan.length};
   if (plan.breakpoint_size == 4)
     return Breakpoint{{riscv::kEbreak & 0xff, (riscv::kEbreak >> 8) & 0xff,
                        (riscv::kEbreak >> 16) & 0xff, riscv::kEbreak >> 24}, 4};
@@ -50,7 +60,8 @@ inline usize kernel_kprobe_fences(okp_addr_t, usize, usize, okp_addr_t, unsigned
 
 // Proves addr is an instruction boundary by decoding from func_start (the RVC length rules),
 // refuses it inside an LR/SC sequence, then plans the instruction. The error's reason says why
-// not. Refused outright (-EOPNOTSUPP) when the kernel delivers no breakpoint trap to modules.
+// not. Where the kernel delivers no breakpoint trap to modules, planned all the same: the jump
+// optimizer then arms the site as its jump, or refuses it (arch/jump_contract.h).
 ErrorOr<Plan> check_and_plan(okp_addr_t addr, okp_addr_t func_start, unsigned long func_size,
                              okp_addr_t slot, RecoverFn recover);
 

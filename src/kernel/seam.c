@@ -7,6 +7,7 @@
 
 #include <linux/bug.h>
 #include <linux/kprobes.h>
+#include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/slab.h>
@@ -17,14 +18,21 @@
 
 DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_state);
 
+/*
+ * A sleeping allocation may fall back to vmalloc: the region checks of jump probes take tens
+ * of bytes per byte of a function (riscv64's flow analysis: up to about 1.2 MiB), which
+ * high-order pages may not have. kvfree() frees either kind.
+ */
 void *okp_seam_alloc(unsigned long size, enum okp_gfp gfp)
 {
-	return kzalloc(size, gfp == OKP_GFP_ATOMIC ? GFP_ATOMIC : GFP_KERNEL);
+	if (gfp == OKP_GFP_ATOMIC)
+		return kzalloc(size, GFP_ATOMIC);
+	return kvzalloc(size, GFP_KERNEL);
 }
 
 void okp_seam_free(void *ptr)
 {
-	kfree(ptr);
+	kvfree(ptr);
 }
 
 int okp_seam_read_nofault(void *dst, okp_addr_t src, unsigned long len)

@@ -13,9 +13,18 @@
 #include "text_patch.h"
 
 unsigned long okp_riscv_patch_text_nosync;
+struct okp_riscv_ksyms okp_riscv_ksyms;
+
+#define WANT_RISCV_DATA(n) OKP_WANT_DATA(okp_riscv_ksyms, n)
 
 static const struct okp_ksym_want okp_riscv_wanted[] = {
 	{ "patch_text_nosync", &okp_riscv_patch_text_nosync, true },
+	/* The tables a jump probe's region is checked against (detour.c). */
+	WANT_RISCV_DATA(__start___ex_table),
+	WANT_RISCV_DATA(__stop___ex_table),
+	WANT_RISCV_DATA(__start___bug_table),
+	WANT_RISCV_DATA(__stop___bug_table),
+	WANT_RISCV_DATA(riscv_patch_in_stop_machine),
 };
 
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)

@@ -18,11 +18,13 @@
  *    the same address, which okprobes handles as a hit of the site (armed before the first
  *    write, removed only after the last), and the breakpoint keeps the instruction's length
  *    for every tool that walks the text.
- *  - Slots are written while nothing runs them.
+ *  - Slots and detours are written while nothing runs them (a detour in chunks of
+ *    OKP_PATCH_MAX bytes).
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
 #include <linux/errno.h>
+#include <linux/minmax.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
 #include <linux/string.h>
@@ -39,6 +41,11 @@ static_assert(OKP_PATCH_MAX <= OKP_TEXT_EXPECT_MAX, "every write can be checked 
 const char *okp_arch_text_owner(okp_addr_t addr, unsigned long len)
 {
 	return NULL;
+}
+
+static bool okp_in_slot_area(okp_addr_t addr, unsigned long len)
+{
+	return addr >= (okp_addr_t)okp_slot_area_start && addr + len <= (okp_addr_t)okp_slot_area_end;
 }
 
 /* One write of at most OKP_PATCH_MAX bytes, from an aligned copy. text_mutex held. */
@@ -74,6 +81,18 @@ int okp_seam_patch_text(okp_addr_t addr, const void *bytes, const void *expect,
 
 	if (!okp_riscv_patch_text_nosync || !text_mutex)
 		return -EOPNOTSUPP;
+	if (len > OKP_PATCH_MAX && !expect && okp_in_slot_area(addr, len)) {
+		/* A detour (jump probes): okprobes' own cells, run by nobody while written. */
+		unsigned long done, n;
+
+		mutex_lock(text_mutex);
+		for (done = 0; done < len && !ret; done += n) {
+			n = min_t(unsigned long, len - done, OKP_PATCH_MAX);
+			ret = okp_patch_once(addr + done, (const u8 *)bytes + done, n);
+		}
+		mutex_unlock(text_mutex);
+		return ret;
+	}
 	if (len > OKP_PATCH_MAX || !len || (addr & 1))
 		return -EINVAL;
 	if (len == 4 && (addr & 3) && (((const u8 *)bytes)[0] & 3) != 3) {
@@ -95,3 +114,116 @@ out:
 	mutex_unlock(text_mutex);
 	return ret;
 }
+
+#ifdef OKP_JUMP_PROBES
+/*
+ * The jump optimizer's switches (arch/riscv/jump_probe_arch.cpp): a site's 8 bytes (or a jal's
+ * 4) between its breakpoint (or, without a breakpoint trap, its original instructions) and the
+ * jump to its detour. The pair is two instructions: a hart between its auipc and its jalr when
+ * the site goes back would run the original's second half without its first, and the original
+ * is arbitrary. So every switch is made with every other hart stopped, on a kernel that
+ * preempts no kernel code: then no task is stopped between two instructions of a region (it
+ * sleeps only in a call, a region's call is its last instruction) and every hart is in the
+ * stopper, at no instruction of one. A preemptible kernel is refused (-EBUSY).
+ *
+ * Lock order: text_mutex, then the CPU-hotplug lock stop_machine() takes (as riscv's ftrace:
+ * ftrace_arch_code_modify_prepare() takes text_mutex before its stop_machine).
+ */
+#include <linux/preempt.h>
+#include <linux/stop_machine.h>
+#include <asm/cacheflush.h>
+
+#include "okp_riscv.h"
+
+struct okp_stopped_switch {
+	struct okp_riscv_patch *patches;
+	unsigned int n;
+	atomic_t cpus_in;
+};
+
+static int okp_switch_stopped_cb(void *arg)
+{
+	struct okp_stopped_switch *p = arg;
+	unsigned int i;
+
+	if (atomic_inc_return(&p->cpus_in) == num_online_cpus()) {
+		/* The last hart in: all others spin below, nothing else runs. */
+		for (i = 0; i < p->n; i++) {
+			struct okp_riscv_patch *s = &p->patches[i];
+
+			s->failed = okp_text_is(s->addr, s->expect, s->len) ||
+				    okp_patch_once(s->addr, s->bytes, s->len);
+		}
+		atomic_inc(&p->cpus_in); /* releases the others */
+	} else {
+		while (atomic_read(&p->cpus_in) <= num_online_cpus())
+			cpu_relax();
+		local_flush_icache_all(); /* fetch the new bytes, not stale ones */
+	}
+	return 0;
+}
+
+/* text_mutex held. */
+static int okp_switch_stopped_locked(struct okp_riscv_patch *patches, unsigned int n)
+{
+	struct okp_stopped_switch p = { .patches = patches, .n = n };
+	int *in_stop_machine = (int *)okp_riscv_ksyms.riscv_patch_in_stop_machine;
+
+	if (preempt_model_preemptible()) {
+		pr_warn_once("jump probes: this kernel preempts kernel code, so a task may be "
+			     "stopped inside a region: no jump is written\n");
+		return -EBUSY;
+	}
+	if (!okp_riscv_patch_text_nosync)
+		return -EOPNOTSUPP;
+	atomic_set(&p.cpus_in, 0);
+	if (in_stop_machine)
+		WRITE_ONCE(*in_stop_machine, 1);
+	stop_machine(okp_switch_stopped_cb, &p, cpu_online_mask);
+	if (in_stop_machine)
+		WRITE_ONCE(*in_stop_machine, 0);
+	return 0;
+}
+
+int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n)
+{
+	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
+	int ret;
+
+	if (!text_mutex)
+		return -EOPNOTSUPP;
+	mutex_lock(text_mutex);
+	ret = okp_switch_stopped_locked(patches, n);
+	mutex_unlock(text_mutex);
+	return ret;
+}
+
+void okp_seam_text_lock(void)
+{
+	if (okp_ksyms.text_mutex)
+		mutex_lock((struct mutex *)okp_ksyms.text_mutex);
+}
+
+void okp_seam_text_unlock(void)
+{
+	if (okp_ksyms.text_mutex)
+		mutex_unlock((struct mutex *)okp_ksyms.text_mutex);
+}
+
+/* One site's jump over another (a jump-only site's detour changed): stopped, as a switch. */
+int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, unsigned long len)
+{
+	struct okp_riscv_patch patch = { addr, bytes, expect, (unsigned char)len, 0 };
+	int ret;
+
+	if (len > 8 || (addr & 1))
+		return -EINVAL;
+	ret = okp_switch_stopped_locked(&patch, 1);
+	return ret ? ret : (patch.failed ? -EBUSY : 0);
+}
+
+/* Every write above flushed every hart's I-cache (patch_text_nosync, then fence.i). */
+void okp_seam_text_sync(void)
+{
+}
+#endif

@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* riscv64's text patching primitive, found in /proc/kallsyms by symbols.c (0: not usable). */
+/* riscv64's kernel internals, found in /proc/kallsyms by symbols.c (0: not found). */
 #ifndef OKP_RISCV_TEXT_PATCH_H
 #define OKP_RISCV_TEXT_PATCH_H
 
 /* int patch_text_nosync(void *addr, const void *insns, size_t len) */
 extern unsigned long okp_riscv_patch_text_nosync;
+
+/* What the jump probes' region check and switch read (detour.c, text_patch.c). */
+struct okp_riscv_ksyms {
+	unsigned long __start___ex_table, __stop___ex_table;
+	unsigned long __start___bug_table, __stop___bug_table;
+	/* patch.c's flag that a patch is made inside stop_machine (text_mutex held by the
+	 * caller, not the stopper: lockdep's check is skipped as for the kernel's patch_text). */
+	unsigned long riscv_patch_in_stop_machine;
+};
+extern struct okp_riscv_ksyms okp_riscv_ksyms;
 
 #endif /* OKP_RISCV_TEXT_PATCH_H */

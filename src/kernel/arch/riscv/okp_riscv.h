@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What riscv64's jump probes ask of its glue beyond seam/jump_services.h
+ * (arch/riscv/jump_probe_arch.cpp calls these; src/kernel/arch/riscv/{detour,text_patch}.c).
+ */
+#ifndef OKP_RISCV_H
+#define OKP_RISCV_H
+
+#include "seam/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The kernel's tables for a region check, over [start, end) of vmlinux's or a module's text:
+ * the jump labels' sites and targets, the BUG/WARN sites. Each returns how many there are
+ * (more than max: out is partial), or -ENOENT when the table is not found.
+ */
+int okp_riscv_jump_labels_in(okp_addr_t start, okp_addr_t end, okp_addr_t *sites,
+			     okp_addr_t *targets, unsigned int max);
+int okp_riscv_bug_sites_in(okp_addr_t start, okp_addr_t end, okp_addr_t *out, unsigned int max);
+
+/* One site's switch: len bytes at addr from expect to bytes; failed when the text was not
+ * expect (then left as it was). */
+struct okp_riscv_patch {
+	okp_addr_t addr;
+	const unsigned char *bytes;
+	const unsigned char *expect;
+	unsigned char len;
+	unsigned char failed;
+};
+/*
+ * Every site of patches[0..n) written with every other hart stopped, under text_mutex. 0, or
+ * -EBUSY with nothing written when the kernel may preempt kernel code (a task could be
+ * stopped inside a region).
+ */
+int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OKP_RISCV_H */

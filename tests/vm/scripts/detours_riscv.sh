@@ -1,0 +1,74 @@
+# Guest script (busybox sh, riscv64): jump probes (issue 28) end to end. A probe becomes an
+# auipc/jalr pair through a dead register (or a jal) into a detour: on okp_target's
+# okp_target_opt (module text: handlers see a0, the function computes the same, post handlers
+# run, unregistering restores it) and mid-function in vfs_read (vmlinux text). Needs
+# /okp/okp_target.ko and the samples. Prints TAP lines; exits non-zero if any check failed.
+n=0 failed=0
+check() { # description, then a command
+  desc=$1; shift; n=$((n + 1))
+  if "$@" >/dev/null 2>&1; then echo "ok $n - $desc"; else echo "not ok $n - $desc"; failed=$((failed + 1)); fi
+}
+d=/sys/kernel/debug/okprobes
+t=/sys/kernel/debug/okp_target
+hits() { sed -n "s/.* $1+.* hits=\([0-9]*\).*/\1/p" $d/list | head -1; }
+is() { [ "$1" = "$2" ]; }
+gt() { [ "${1:-0}" -gt "$2" ]; }
+if grep -q ' kgdb_handle_exception$' /proc/kallsyms; then kgdb=1; else kgdb=; fi
+echo "# kernel $(uname -r), KGDB: ${kgdb:-no}"
+insmod /okp/okp_target.ko
+
+# 1. okp_target_opt(x) = (x + 1) * 2 + 3 probed at +0 (no ftrace site in module asm).
+echo 1 > $t/call_opt
+check "okp_target_opt computes (x + 1) * 2 + 3 unprobed" is "$(cat $t/call_opt)" 45
+dmesg -c > /dev/null
+check "a probe on okp_target_opt+0 registers" insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0
+sleep 1	# the optimizer's batch (KGDB: the breakpoint first, then the jump)
+sed 's/^/# list: /' $d/list
+check "list: okp_target_opt+0x0 is [OPTIMIZED]" grep -Eq ' okp_target_opt\+0x0 .*\[OPTIMIZED\]' $d/list
+echo 3 > $t/call_opt
+check "the probed function computes the same: (22 + 1) * 2 + 3" is "$(cat $t/call_opt)" 49
+check "its hits count the calls" is "$(hits okp_target_opt)" 3
+dmesg | grep 'okp_target_opt' | sed 's/^/# /'
+check "the pre handler saw a0 = x (20, 21, 22)" sh -c "dmesg | grep -q '<okp_target_opt+0> pre: .*arg0=14$' && dmesg | grep -q '<okp_target_opt+0> pre: .*arg0=16$'"
+check "the pre handler saw ip = the probe address" sh -c "dmesg | grep '<okp_target_opt+0> pre:' | grep -q \"ip=\$(grep ' okp_target_opt\$' /proc/kallsyms | cut -d' ' -f1 | sed 's/^0*//')\""
+rmmod okprobe_example
+check "list is empty after unregistering" sh -c "[ ! -s $d/list ]"
+echo 2 > $t/call_opt
+check "unregistered: it still computes (21 + 1) * 2 + 3" is "$(cat $t/call_opt)" 47
+dmesg -c > /dev/null
+check "a probe with a post handler on okp_target_opt+0 registers (the text was restored)" \
+  insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=1
+sleep 1
+sed 's/^/# list: /' $d/list
+check "list: [OPTIMIZED] with a post handler" grep -Eq ' okp_target_opt\+0x0 .*\[OPTIMIZED\]' $d/list
+echo 2 > $t/call_opt
+check "with post handlers it computes the same" is "$(cat $t/call_opt)" 47
+dmesg | grep 'okp_target_opt' | sed 's/^/# /'
+check "the post handler ran" sh -c "dmesg | grep -q '<okp_target_opt+0> post: ip='"
+rmmod okprobe_example
+echo 2 > $t/call_opt
+check "unregistered again: (21 + 1) * 2 + 3" is "$(cat $t/call_opt)" 47
+
+# 2. Mid-function in vmlinux: the first boundary of vfs_read from +0x20 that becomes a jump.
+off=
+for try in $(seq 32 2 96); do
+  o=$(printf '0x%x' $try)
+  if insmod /okp/okprobe_example.ko symbol=vfs_read offset=$o 2>/dev/null; then
+    sleep 1
+    if grep -Eq " vfs_read\+$o .*\[OPTIMIZED\]" $d/list; then off=$o; break; fi
+    rmmod okprobe_example
+  fi
+done
+grep '^vfs_read+' $d/refused | tail -8 | sed 's/^/# refused: /'
+check "a mid-function probe in vfs_read becomes a jump (+${off:-none})" [ -n "$off" ]
+if [ -n "$off" ]; then
+  sed 's/^/# list: /' $d/list
+  cat /proc/version > /dev/null; cat /proc/version > /dev/null
+  check "it counts hits" gt "$(hits vfs_read)" 0
+  check "the kernel still reads files under it" grep -q Linux /proc/version
+  rmmod okprobe_example
+  check "unregistered: list is empty, files still read" sh -c "[ ! -s $d/list ] && grep -q Linux /proc/version"
+fi
+rmmod okp_target
+echo "1..$n"
+[ "$failed" = 0 ]
