@@ -21,7 +21,8 @@ insmod /okp/okp_target.ko
 echo 1 > $t/call_opt
 check "okp_target_opt computes (x + 1) * 2 + 3 unprobed" is "$(cat $t/call_opt)" 45
 dmesg -c > /dev/null
-check "a probe on okp_target_opt+0 registers" insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0
+check "a probe on okp_target_opt+0 registers (no post handler)" \
+  insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=0
 sleep 1	# the optimizer's batch (KGDB: the breakpoint first, then the jump)
 sed 's/^/# list: /' $d/list
 check "list: okp_target_opt+0x0 is [OPTIMIZED]" grep -Eq ' okp_target_opt\+0x0 .*\[OPTIMIZED\]' $d/list
@@ -29,8 +30,11 @@ echo 3 > $t/call_opt
 check "the probed function computes the same: (22 + 1) * 2 + 3" is "$(cat $t/call_opt)" 49
 check "its hits count the calls" is "$(hits okp_target_opt)" 3
 dmesg | grep 'okp_target_opt' | sed 's/^/# /'
-check "the pre handler saw a0 = x (20, 21, 22)" sh -c "dmesg | grep -q '<okp_target_opt+0> pre: .*arg0=14$' && dmesg | grep -q '<okp_target_opt+0> pre: .*arg0=16$'"
-check "the pre handler saw ip = the probe address" sh -c "dmesg | grep '<okp_target_opt+0> pre:' | grep -q \"ip=\$(grep ' okp_target_opt\$' /proc/kallsyms | cut -d' ' -f1 | sed 's/^0*//')\""
+check "the pre handler saw a0 = x (20, 21, 22)" sh -c "dmesg | grep -q '<okp_target_opt+0x0> pre: .*arg0=14$' && dmesg | grep -q '<okp_target_opt+0x0> pre: .*arg0=16$'"
+fn=$(awk '$3 == "okp_target_opt" { print $1 }' /proc/kallsyms | head -1)
+lo=$(echo "$fn" | cut -c9-16)	# the low 32 bits: sh arithmetic is signed 64-bit
+check "the pre handler saw ip = the probe address ($fn)" sh -c "dmesg | grep '<okp_target_opt+0x0> pre:' | grep -q 'ip=$fn '"
+check "no post handler ran" sh -c "! dmesg | grep -q '<okp_target_opt+0x0> post:'"
 rmmod okprobe_example
 check "list is empty after unregistering" sh -c "[ ! -s $d/list ]"
 echo 2 > $t/call_opt
@@ -44,7 +48,9 @@ check "list: [OPTIMIZED] with a post handler" grep -Eq ' okp_target_opt\+0x0 .*\
 echo 2 > $t/call_opt
 check "with post handlers it computes the same" is "$(cat $t/call_opt)" 47
 dmesg | grep 'okp_target_opt' | sed 's/^/# /'
-check "the post handler ran" sh -c "dmesg | grep -q '<okp_target_opt+0> post: ip='"
+check "the post handler ran, after the first instruction (ip = +2 or +4)" \
+  sh -c "dmesg | grep '<okp_target_opt+0x0> post:' | grep -Eq 'ip=[0-9a-f]{8}($(printf %08x $((0x$lo + 2)))|$(printf %08x $((0x$lo + 4)))) '"
+check "its hits count the calls" is "$(hits okp_target_opt)" 2
 rmmod okprobe_example
 echo 2 > $t/call_opt
 check "unregistered again: (21 + 1) * 2 + 3" is "$(cat $t/call_opt)" 47
