@@ -55,6 +55,23 @@ rmmod okprobe_example
 echo 2 > $t/call_opt
 check "unregistered again: (21 + 1) * 2 + 3" is "$(cat $t/call_opt)" 47
 
+# 1b. What handlers see of the registers, through a kprobe event (docs/events.md): a0 the
+#    argument, the dead register the jump went through (t0 here: nothing in the function
+#    reads it) 0, sp and ra the probed code's (not the detour's push).
+echo 'p:okp/opt okp_target:okp_target_opt a0=%a0 t0=%t0 ra=%ra sp=%sp' >> $d/kprobe_events
+echo 1 > $d/events/okp/opt/enable
+sleep 1
+echo 1 > $t/call_opt
+grep ' opt: ' $d/trace | sed 's/^/# trace: /'
+check "an event on the jump sees a0 = 20" grep -q ' opt: .* a0=0x14 ' $d/trace
+check "and the dead register t0 as 0" grep -q ' opt: .* t0=0x0 ' $d/trace
+check "and ra in okp_target's call_opt_set (the probed code's, not the detour's)" sh -c \
+  "ra=\$(grep ' opt: ' $d/trace | tail -1 | sed 's/.* ra=0x\([0-9a-f]*\) .*/\1/'); \
+   awk '\$3 == \"call_opt_set\" { print \$1 }' /proc/kallsyms | grep -q \"^\$(echo \$ra | cut -c1-12)\""
+echo 0 > $d/events/okp/opt/enable
+echo '-:okp/opt' >> $d/kprobe_events
+check "list is empty after the event's removal" sh -c "[ ! -s $d/list ]"
+
 # 2. Mid-function in vmlinux: the first boundary of vfs_read from +0x20 that becomes a jump.
 off=
 for try in $(seq 32 2 96); do
