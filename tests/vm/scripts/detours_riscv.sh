@@ -92,6 +92,36 @@ if [ -n "$off" ]; then
   rmmod okprobe_example
   check "unregistered: list is empty, files still read" sh -c "[ ! -s $d/list ] && grep -q Linux /proc/version"
 fi
+# 3. Churn under callers on every CPU: one caller per CPU calls okp_target_opt(20) over and
+#    over (each checks the result), while the probe is registered and unregistered, with and
+#    without a post handler: each switch is made with every hart stopped (text_patch.c).
+cpus=$(grep -c '^processor' /proc/cpuinfo)
+rm -f /tmp/stop /tmp/bad /tmp/calls.*
+for c in $(seq 1 $cpus); do
+  (k=0; while [ ! -f /tmp/stop ]; do
+     echo 1 > $t/call_opt; r=$(cat $t/call_opt); k=$((k + 1))
+     [ "$r" = 45 ] || echo "caller $c: $r" >> /tmp/bad
+   done; echo $k > /tmp/calls.$c) &
+done
+cycles=0 failed_reg=0
+for i in $(seq 1 ${CHURN_CYCLES:-20}); do
+  if insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=$((i % 2)); then
+    grep -Eq ' okp_target_opt\+0x0 .*\[OPTIMIZED\]' $d/list || failed_reg=$((failed_reg + 1))
+    rmmod okprobe_example
+    cycles=$((cycles + 1))
+  else
+    failed_reg=$((failed_reg + 1))
+  fi
+done
+touch /tmp/stop; wait
+calls=$(cat /tmp/calls.* | awk '{ s += $1 } END { print s }')
+echo "# churn: $cycles cycles on $cpus CPUs, $calls calls, $(cat /tmp/bad 2>/dev/null | wc -l) wrong results"
+head -3 /tmp/bad 2>/dev/null | sed 's/^/# /'
+check "churn: every registration is a jump ($cycles cycles, $failed_reg not)" is "$failed_reg" 0
+check "churn: every call under it computed (20 + 1) * 2 + 3 ($calls calls on $cpus CPUs)" \
+  sh -c "[ ! -s /tmp/bad ] && [ ${calls:-0} -gt 0 ]"
+check "churn: list is empty after it" sh -c "[ ! -s $d/list ]"
+
 rmmod okp_target
 echo "1..$n"
 [ "$failed" = 0 ]

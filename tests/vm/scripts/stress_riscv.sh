@@ -5,8 +5,9 @@
 # stress (retstress.c), then what entry handlers write into pt_regs (ftrace_regs.c). Sizes: STRESS_CYCLES/STRESS_CALLS, RETSTRESS_CYCLES/RETSTRESS_CALLS;
 # SLEEP_EVERY (256): calls between a caller's sleeps, which pace every unregister (RCU-tasks).
 # Without KGDB (okprobes serves no breakpoint probes there) the breakpoint checks print
-# "# SKIP" with the reason, the churn stress runs on a function entry (ftrace, entry=1) and the
-# return-probe stress as everywhere (its entries are ftrace sites).
+# "# SKIP" with the reason (the steady site, an inner label, fits no jump either), the churn
+# stress runs on a function entry (ftrace, entry=1) and the return-probe stress as everywhere
+# (its entries are ftrace sites).
 # Prints TAP lines; exits non-zero if any check failed.
 . /okp/tap.sh	# n, failed, check, is, gt, ge, stress_check
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
@@ -49,9 +50,13 @@ if [ -n "$kgdb" ]; then
   stress_check "stress: exact count, real results, no failed registration" okp_stress OKP-STRESS \
     min_cycles=${STRESS_CYCLES:-2000} calls=${STRESS_CALLS:-1000000} sleep_every=${SLEEP_EVERY:-256}
 else
+  # A mid-function probe is its jump to a detour here (issue 28), but okp_stress's sites are
+  # inner labels: okp_stress_steady's symbol is its 2 bytes, so no jump fits in it and the
+  # steady probe is refused with both reasons. (The jump churn under callers on every CPU is
+  # tests/vm/scripts/detours_riscv.sh's, on a whole function.)
   insmod /okp/okp_stress.ko min_cycles=1 calls=1 2>/dev/null
-  check "stress: its steady breakpoint probe is refused with -EOPNOTSUPP and the no-KGDB reason" \
-    sh -c "dmesg | grep -q 'OKP-STRESS: FAIL cannot register the steady probe: -95 no breakpoint probes: without CONFIG_KGDB'"
+  check "stress: its steady probe is refused: no breakpoint here, and no jump (an inner label's 2 bytes)" \
+    sh -c "dmesg | grep -q 'OKP-STRESS: FAIL cannot register the steady probe: -95 no breakpoint on this kernel, and no jump: not optimized: the [48] bytes of the jump at +0x0 run past the function'"
   skip "stress at the steady site and the next instruction (breakpoints)" "$no_kgdb"
   # The same churn on a function entry, served by ftrace (entry=1: the steady site only).
   stress_check "stress on a function entry (ftrace): exact count, real results, no failed registration" \
