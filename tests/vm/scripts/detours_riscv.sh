@@ -72,6 +72,27 @@ echo 0 > $d/events/okp/opt/enable
 echo '-:okp/opt' >> $d/kprobe_events
 check "list is empty after the event's removal" sh -c "[ ! -s $d/list ]"
 
+# 1c. Where no jump fits: okp_target_second is an inner label, its symbol 2 bytes (c.slli),
+#    so the jump would run past it. With KGDB the probe stays a breakpoint and says why it is
+#    not a jump; without, it is refused with both reasons.
+echo 1 > $t/call
+if [ -n "$kgdb" ]; then
+  check "with KGDB a probe where no jump fits registers (the breakpoint)" \
+    insmod /okp/okprobe_example.ko symbol=okp_target_second post=0
+  sleep 1
+  sed 's/^/# list: /' $d/list
+  check "it is not [OPTIMIZED]" sh -c "grep ' okp_target_second+0x0 ' $d/list | grep -vq OPTIMIZED"
+  echo 3 > $t/call
+  check "the breakpoint counts the calls, the function computes the same" \
+    sh -c "[ \$(sed -n 's/.* okp_target_second+.* hits=\([0-9]*\).*/\1/p' $d/list) = 3 ] && [ \$(cat $t/call) = 46 ]"
+  rmmod okprobe_example
+else
+  insmod /okp/okprobe_example.ko symbol=okp_target_second post=0 2>/dev/null
+  grep '^okp_target_second' $d/refused | sed 's/^/# refused: /'
+  check "without KGDB a probe where no jump fits is refused with both reasons" \
+    grep -q "^okp_target_second+0x0	-95	no breakpoint on this kernel, and no jump: not optimized: the [48] bytes of the jump" $d/refused
+fi
+
 # 2. Mid-function in vmlinux: the first boundary of vfs_read from +0x20 that becomes a jump.
 off=
 for try in $(seq 32 2 96); do
