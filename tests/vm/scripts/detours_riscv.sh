@@ -125,7 +125,7 @@ for c in $(seq 1 $cpus); do
    done; echo $k > /tmp/calls.$c) &
 done
 cycles=0 failed_reg=0
-for i in $(seq 1 ${CHURN_CYCLES:-20}); do
+for i in $(seq 1 ${CHURN_CYCLES:-4}); do
   if insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=$((i % 2)); then
     grep -Eq ' okp_target_opt\+0x0 .*\[OPTIMIZED\]' $d/list || failed_reg=$((failed_reg + 1))
     rmmod okprobe_example
