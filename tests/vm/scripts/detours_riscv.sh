@@ -127,6 +127,11 @@ done
 cycles=0 failed_reg=0
 for i in $(seq 1 ${CHURN_CYCLES:-4}); do
   if insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=$((i % 2)); then
+    # Without KGDB the jump is there at once; with it, after the optimizer's batch.
+    w=0
+    while ! grep -Eq ' okp_target_opt\+0x0 .*\[OPTIMIZED\]' $d/list && [ $w -lt 10 ]; do
+      sleep 1; w=$((w + 1))
+    done
     grep -Eq ' okp_target_opt\+0x0 .*\[OPTIMIZED\]' $d/list || failed_reg=$((failed_reg + 1))
     rmmod okprobe_example
     cycles=$((cycles + 1))
