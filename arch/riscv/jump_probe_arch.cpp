@@ -165,6 +165,9 @@ void switch_jumps(JumpSwitch* batch, bool to_jump) {
   okp_riscv_patch patches[kChunk];
   u8 breakpoint_text[kChunk][kJumpCapacity];  // the breakpoint, then the original's rest
   JumpSwitch* sites[kChunk];
+  // From a breakpoint that traps to the jump nothing is stopped (text_patch.c says why);
+  // every other switch is.
+  const bool behind_breakpoints = to_jump && !no_breakpoint_trap();
   JumpSwitch* s = batch;
   while (s) {
     unsigned int n = 0;
@@ -172,11 +175,13 @@ void switch_jumps(JumpSwitch* batch, bool to_jump) {
       u8* bp = breakpoint_text[n];
       for (usize i = 0; i < s->jump_size; ++i)
         bp[i] = i < s->breakpoint.size ? s->breakpoint.bytes[i] : s->original[i];
-      patches[n] = {s->addr, to_jump ? s->jump : bp, to_jump ? bp : s->jump, s->jump_size, 0};
+      patches[n] = {s->addr, to_jump ? s->jump : bp, to_jump ? bp : s->jump, s->jump_size, 0,
+                    s->breakpoint.size};
       sites[n] = s;
     }
-    const bool stopped = okp_riscv_patch_stopped(patches, n) == 0;
-    for (unsigned int i = 0; i < n; ++i) sites[i]->failed = !stopped || patches[i].failed;
+    const bool written = (behind_breakpoints ? okp_riscv_patch_behind_breakpoints(patches, n)
+                                             : okp_riscv_patch_stopped(patches, n)) == 0;
+    for (unsigned int i = 0; i < n; ++i) sites[i]->failed = !written || patches[i].failed;
   }
 }
 

@@ -38,13 +38,15 @@ inline void end_detour_step(okp_regs* regs, unsigned long saved_flags) {
 // [hit] From the post entry's return address: the ip post handlers see, and where to go on.
 inline okp_addr_t detour_post_next_ip(okp_addr_t ret) { return riscv::detour_post_next_ip(ret); }
 inline okp_addr_t detour_post_resume(okp_addr_t ret) { return riscv::detour_post_resume(ret); }
-// The whole batch in one stop_machine (src/kernel/arch/riscv/text_patch.c): the pair is two
-// instructions, so a hart between its auipc and its jalr would run the original second half
-// after a switch back, and without a breakpoint trap the original is arbitrary. On a kernel
-// that preempts no kernel code, every hart in the stopper is at an instant where no task is
-// inside any region (a task sleeps only in a call, and a region's call is its last
-// instruction), so all of a site's bytes are written at once, both ways. A preemptible kernel
-// is refused (its tasks may be preempted anywhere).
+// Each chunk of the batch in one stop_machine (src/kernel/arch/riscv/text_patch.c): the pair
+// is two instructions, so a hart between its auipc and its jalr would run the original second
+// half after a switch back, and without a breakpoint trap the original is arbitrary. On a
+// kernel that preempts no kernel code, every hart in the stopper is at an instant where no
+// task is inside any region (a task sleeps only in a call, and a region's call is its last
+// instruction), so all of a site's bytes are written at once, both ways. From a breakpoint
+// that traps to the jump nothing is stopped: the bytes after the breakpoint first, then the
+// breakpoint's (the optimizer waited until no context is inside the region, as on x86-64). A
+// preemptible kernel is refused both ways (its tasks may be preempted anywhere).
 void switch_jumps(JumpSwitch* batch, bool to_jump);
 // The stop_machine look (src/kernel/arch/riscv/detour.c).
 inline bool tasks_outside(okp_text_span* spans, usize n) { return okp_seam_tasks_outside(spans, n); }

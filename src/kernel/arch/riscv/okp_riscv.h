@@ -29,6 +29,7 @@ struct okp_riscv_patch {
 	const unsigned char *expect;
 	unsigned char len;
 	unsigned char failed;
+	unsigned char breakpoint_size;	/* okp_riscv_patch_behind_breakpoints: expect's first bytes */
 };
 /*
  * Every site of patches[0..n) written with every other hart stopped, under text_mutex. 0, or
@@ -36,6 +37,14 @@ struct okp_riscv_patch {
  * stopped inside a region).
  */
 int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n);
+/*
+ * From breakpoints to jumps with no hart stopped, under text_mutex: each site's expect starts
+ * with a breakpoint of breakpoint_size bytes that traps, and no context is inside its region
+ * (the optimizer waited for that). The bytes after the breakpoint first, then the breakpoint's
+ * own. 0, or -EBUSY with nothing written on a kernel that preempts kernel code (as
+ * okp_riscv_patch_stopped: the way back would be refused).
+ */
+int okp_riscv_patch_behind_breakpoints(struct okp_riscv_patch *patches, unsigned int n);
 
 #ifdef __cplusplus
 }

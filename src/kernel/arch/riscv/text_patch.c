@@ -124,7 +124,8 @@ out:
  * is arbitrary. So every switch is made with every other hart stopped, on a kernel that
  * preempts no kernel code: then no task is stopped between two instructions of a region (it
  * sleeps only in a call, a region's call is its last instruction) and every hart is in the
- * stopper, at no instruction of one. A preemptible kernel is refused (-EBUSY).
+ * stopper, at no instruction of one. A preemptible kernel is refused (-EBUSY). The one
+ * exception is from a breakpoint that traps to the jump (okp_riscv_patch_behind_breakpoints).
  *
  * Lock order: text_mutex, then the CPU-hotplug lock stop_machine() takes (as riscv's ftrace:
  * ftrace_arch_code_modify_prepare() takes text_mutex before its stop_machine).
@@ -163,19 +164,26 @@ static int okp_switch_stopped_cb(void *arg)
 	return 0;
 }
 
-/* text_mutex held. */
-static int okp_switch_stopped_locked(struct okp_riscv_patch *patches, unsigned int n)
+/* Whether a jump may be written at all (both ways must be). */
+static int okp_jump_switch_allowed(void)
 {
-	struct okp_stopped_switch p = { .patches = patches, .n = n };
-	int *in_stop_machine = (int *)okp_riscv_ksyms.riscv_patch_in_stop_machine;
-
 	if (preempt_model_preemptible()) {
 		pr_warn_once("jump probes: this kernel preempts kernel code, so a task may be "
 			     "stopped inside a region: no jump is written\n");
 		return -EBUSY;
 	}
-	if (!okp_riscv_patch_text_nosync)
-		return -EOPNOTSUPP;
+	return okp_riscv_patch_text_nosync ? 0 : -EOPNOTSUPP;
+}
+
+/* text_mutex held. */
+static int okp_switch_stopped_locked(struct okp_riscv_patch *patches, unsigned int n)
+{
+	struct okp_stopped_switch p = { .patches = patches, .n = n };
+	int *in_stop_machine = (int *)okp_riscv_ksyms.riscv_patch_in_stop_machine;
+	int ret = okp_jump_switch_allowed();
+
+	if (ret)
+		return ret;
 	atomic_set(&p.cpus_in, 0);
 	if (in_stop_machine)
 		WRITE_ONCE(*in_stop_machine, 1);
@@ -196,6 +204,56 @@ int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n)
 	ret = okp_switch_stopped_locked(patches, n);
 	mutex_unlock(text_mutex);
 	return ret;
+}
+
+/*
+ * Breakpoints to jumps (KGDB): no stop_machine. A stopped switch waits for every hart to reach
+ * its stopper while the ones already there spin, and a hart in a long non-preemptible stretch
+ * keeps them spinning: freeing a module's init memory (do_free_init) resets its pages'
+ * permissions one page at a time, each a remote TLB flush that waits for every other hart, and
+ * the module that registered a probe frees it just when the optimizer's batch runs. Where the
+ * spinning harts answer those flushes slowly (an emulator running the harts in turn) the stop
+ * lasts long enough to starve RCU's kthread on a stopped hart (docs/riscv64-detours.md).
+ * Nothing needs the stop this way, as with x86-64's int3 to jump: the
+ * breakpoint traps at the region's start, and the optimizer waited until no context is inside
+ * the region (every hit resumes in the detour's copy). So the bytes after the breakpoint are
+ * written first, run by no hart, and made visible to every hart (patch_text_nosync's flush);
+ * then the breakpoint becomes the jump's first instruction in one store (a 4-byte one at an
+ * address = 2 mod 4 in the three steps above, each a trap or the whole instruction). A hart
+ * fetching the site then sees the breakpoint or the whole jump.
+ */
+int okp_riscv_patch_behind_breakpoints(struct okp_riscv_patch *patches, unsigned int n)
+{
+	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
+	unsigned int i;
+	int ret;
+
+	if (!text_mutex)
+		return -EOPNOTSUPP;
+	ret = okp_jump_switch_allowed();
+	if (ret)
+		return ret;
+	mutex_lock(text_mutex);
+	for (i = 0; i < n; i++) {
+		struct okp_riscv_patch *s = &patches[i];
+		unsigned int head = s->breakpoint_size;
+
+		s->failed = !head || head > s->len || okp_text_is(s->addr, s->expect, s->len) ||
+			    (s->len > head &&
+			     okp_patch_once(s->addr + head, s->bytes + head, s->len - head));
+	}
+	for (i = 0; i < n; i++) {
+		struct okp_riscv_patch *s = &patches[i];
+
+		if (s->failed)
+			continue;
+		if (s->breakpoint_size == 4 && (s->addr & 3))
+			s->failed = !!okp_patch_unaligned_insn(s->addr, s->bytes);
+		else
+			s->failed = !!okp_patch_once(s->addr, s->bytes, s->breakpoint_size);
+	}
+	mutex_unlock(text_mutex);
+	return 0;
 }
 
 void okp_seam_text_lock(void)
