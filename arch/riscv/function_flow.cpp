@@ -25,16 +25,16 @@ FunctionFlow::FunctionFlow(FunctionFlow&& other)
 }
 
 FunctionFlow::~FunctionFlow() {
-  if (insns_) okp_seam_free(insns_);
-  if (live_) okp_seam_free(live_);
+  if (insns_) okp_seam_free_large(insns_);
+  if (live_) okp_seam_free_large(live_);
 }
 
 ErrorOr<FunctionFlow> FunctionFlow::decode(const FunctionText& fn) {
   FunctionFlow f;
   f.fn_ = fn;
   const usize cap = fn.size / 2 + 1;  // instructions are at least 2 bytes
-  f.insns_ = static_cast<FlowInsn*>(okp_seam_alloc(cap * sizeof(FlowInsn), OKP_GFP_KERNEL));
-  f.live_ = static_cast<RegSet*>(okp_seam_alloc(cap * sizeof(RegSet), OKP_GFP_KERNEL));
+  f.insns_ = static_cast<FlowInsn*>(okp_seam_alloc_large(cap * sizeof(FlowInsn)));
+  f.live_ = static_cast<RegSet*>(okp_seam_alloc_large(cap * sizeof(RegSet)));
   if (!f.insns_ || !f.live_) return Error(Errno::kNoMem, "no memory for the function's flow");
   usize off = 0;
   // The auipc just before, for the far jump and call (`auipc rX, hi; jalr rd, lo(rX)`).

@@ -16,8 +16,8 @@ namespace okp::arch {
 namespace {
 
 // The region check decodes the whole function: FunctionFlow takes 36 bytes per possible
-// instruction (one every 2 bytes), so this bounds it to about 1.2 MiB (okp_seam_alloc falls
-// back to vmalloc for such sizes).
+// instruction (one every 2 bytes), so this bounds it to about 1.2 MiB (okp_seam_alloc_large:
+// vmalloc for such sizes).
 constexpr unsigned long kMaxFunction = 64 * 1024;
 constexpr unsigned int kMaxLabels = 256;
 constexpr unsigned int kMaxExtable = 256;
@@ -27,13 +27,14 @@ constexpr usize kMaxHidden = kMaxLabels + kMaxExtable + kMaxTableEdges;
 // Jumps out of the function checked against kallsyms; with more, none is taken for a tail call.
 constexpr usize kMaxOutside = 64;
 
-// An array from okp_seam_alloc, freed with this.
+// An array from okp_seam_alloc_large (the function's text and the kernel's tables over it: up
+// to tens of KiB each), freed with this; the region check runs in process context.
 template <typename T>
 class SeamArray {
  public:
   explicit SeamArray(usize n)
-      : p_(static_cast<T*>(okp_seam_alloc(n ? n * sizeof(T) : 1, OKP_GFP_KERNEL))) {}
-  ~SeamArray() { okp_seam_free(p_); }
+      : p_(static_cast<T*>(okp_seam_alloc_large(n ? n * sizeof(T) : 1))) {}
+  ~SeamArray() { okp_seam_free_large(p_); }
   SeamArray(const SeamArray&) = delete;
   SeamArray& operator=(const SeamArray&) = delete;
   T* get() { return p_; }

@@ -18,19 +18,22 @@
 
 DEFINE_PER_CPU(struct okp_cpu_state, okp_cpu_state);
 
-/*
- * A sleeping allocation may fall back to vmalloc: the region checks of jump probes take tens
- * of bytes per byte of a function (riscv64's flow analysis: up to about 1.2 MiB), which
- * high-order pages may not have. kvfree() frees either kind.
- */
 void *okp_seam_alloc(unsigned long size, enum okp_gfp gfp)
 {
-	if (gfp == OKP_GFP_ATOMIC)
-		return kzalloc(size, GFP_ATOMIC);
-	return kvzalloc(size, GFP_KERNEL);
+	return kzalloc(size, gfp == OKP_GFP_ATOMIC ? GFP_ATOMIC : GFP_KERNEL);
 }
 
 void okp_seam_free(void *ptr)
+{
+	kfree(ptr);
+}
+
+void *okp_seam_alloc_large(unsigned long size)
+{
+	return kvzalloc(size, GFP_KERNEL);
+}
+
+void okp_seam_free_large(void *ptr)
 {
 	kvfree(ptr);
 }
