@@ -102,29 +102,33 @@ static void okp_sanitize_event_name(char *name)
 			*name = '_';
 }
 
-/* "-:[GRP/]EVENT [PROBE [ARGS]]": the kernel's dyn_event_release(); with the rest of the line,
- * only the event's probes it matches. */
+/*
+ * "-:[GRP/]EVENT [PROBE [ARGS]]", as the kernel's dyn_event_release(): EVENT in any group when
+ * there is no GRP/ (only '/' separates them here, not '.'), every event of GRP for "-:GRP/";
+ * with the rest of the line, only the probes it matches. No error_log entry, as the kernel's.
+ */
 static int okp_event_delete(int argc, char **argv)
 {
-	char group[OKP_EV_MAX_NAME_LEN] = OKP_EV_DEFAULT_GROUP;
+	char group[OKP_EV_MAX_NAME_LEN];
 	const char *name = argv[0] + 1, *slash;
+	bool any_group = true;
 
 	if (*name != ':')
 		return -EINVAL;
 	name++;
 	slash = strchr(name, '/');
-	if (!slash)
-		slash = strchr(name, '.');
 	if (slash) {
 		if (slash - name >= OKP_EV_MAX_NAME_LEN)
-			return -EINVAL;
+			return -ENOENT;	/* no group has so long a name */
 		memcpy(group, name, slash - name);
 		group[slash - name] = '\0';
 		name = slash + 1;
-	}
-	if (!*name)
+		any_group = false;
+	} else if (!*name) {
 		return -EINVAL;
-	return okp_event_remove(group, name, argc - 1, (const char *const *)argv + 1);
+	}
+	return okp_event_remove(any_group ? NULL : group, name, argc - 1,
+				(const char *const *)argv + 1);
 }
 
 static int okp_event_create(int argc, char **argv)
