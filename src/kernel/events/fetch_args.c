@@ -593,23 +593,28 @@ static const char *okp_field_type(const struct okp_fetch_arg *arg)
 	}
 }
 
+/*
+ * The field's line, as the kernel's format file prints a probe argument: strings (their
+ * data_locs) count as signed, as the kernel's string fetch types say; an array's length is not
+ * given (the kernel defines the field with no length: "name[]"), a string array's is, in its
+ * type ("__data_loc char[][N]").
+ */
 void okp_fetch_arg_show_format(struct seq_file *m, const struct okp_fetch_arg *arg,
 			       unsigned int *offset)
 {
 	unsigned int size = okp_fetch_arg_field_size(arg);
+	bool dynamic = okp_kind_is_dynamic(arg->kind);
+	int is_signed = dynamic || arg->kind == OKP_TYPE_SIGNED;
 
-	if (arg->count && okp_kind_is_dynamic(arg->kind))
-		/* the kernel's type "__data_loc char[][N]": an array of data_locs */
-		seq_printf(m, "\tfield:%s[%u] %s;\toffset:%u;\tsize:%u;\tsigned:0;\n",
-			   okp_field_type(arg), arg->count, arg->name, *offset, size);
+	if (arg->count && dynamic)
+		seq_printf(m, "\tfield:%s[%u] %s;\toffset:%u;\tsize:%u;\tsigned:%d;\n",
+			   okp_field_type(arg), arg->count, arg->name, *offset, size, is_signed);
 	else if (arg->count)
-		seq_printf(m, "\tfield:%s %s[%u];\toffset:%u;\tsize:%u;\tsigned:%d;\n",
-			   okp_field_type(arg), arg->name, arg->count, *offset, size,
-			   arg->kind == OKP_TYPE_SIGNED);
+		seq_printf(m, "\tfield:%s %s[];\toffset:%u;\tsize:%u;\tsigned:%d;\n",
+			   okp_field_type(arg), arg->name, *offset, size, is_signed);
 	else
 		seq_printf(m, "\tfield:%s %s;\toffset:%u;\tsize:%u;\tsigned:%d;\n",
-			   okp_field_type(arg), arg->name, *offset, size,
-			   arg->kind == OKP_TYPE_SIGNED);
+			   okp_field_type(arg), arg->name, *offset, size, is_signed);
 	*offset += size;
 }
 

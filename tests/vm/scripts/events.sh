@@ -98,7 +98,7 @@ check "string arrays, char, 14 nested dereferences are accepted" define "p:okp/m
 check "... read back as written" grep -qxF "p:okp/more okp_target_read $more" $ke
 fmt=$d/events/okp/more/format
 check "... format: a string array's data_locs, char as u8" \
-  sh -c "grep -q 'field:__data_loc char\[\]\[3\] names;.*size:12;' $fmt && grep -q 'field:u8 cs\[3\];.*size:3;' $fmt"
+  sh -c "grep -q 'field:__data_loc char\[\]\[3\] names;.*size:12;' $fmt && grep -q 'field:u8 cs\[\];.*size:3;' $fmt"
 cat > /tmp/okp-more-fmt <<'EOF'
 print fmt: "(%lx) names={\"%s\",\"%s\",\"%s\"} one={\"%s\"} c='%c' cs={'%c','%c','%c'} deep=0x%Lx", REC->__probe_ip, __get_str(names[0]), __get_str(names[1]), __get_str(names[2]), __get_str(one[0]), REC->c, REC->cs[0], REC->cs[1], REC->cs[2], REC->deep
 EOF
@@ -262,8 +262,14 @@ check "a line that is not p, r or - is refused" sh -c "! echo 'x:okp/bad okp_tar
 
 # 7. Beside the kernel's own kprobe event on the same function: the same values.
 if [ -n "$kernel_events" ]; then
-  echo "p:okp/cmp okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8" >> $ke
-  echo "p:okp/cmp okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8" >> $t/kprobe_events
+  cmp_args="magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8 names=+40(%di):string[3] arx=+8(%di):x16[2]"
+  echo "p:okp/cmp okp_target_read $cmp_args" >> $ke
+  echo "p:okp/cmp okp_target_read $cmp_args" >> $t/kprobe_events
+  sed -n '/^format:/,$p' $t/events/okp/cmp/format > /tmp/okp-fmt-theirs
+  sed -n '/^format:/,$p' $d/events/okp/cmp/format > /tmp/okp-fmt-ours
+  check "the kernel's format of the same event: the same fields and print fmt (arrays, a string array)" \
+    cmp -s /tmp/okp-fmt-ours /tmp/okp-fmt-theirs
+  diff /tmp/okp-fmt-ours /tmp/okp-fmt-theirs | sed 's/^/# /'
   echo > $t/trace; echo 1 > $t/events/okp/cmp/enable; echo 1 > $d/events/okp/cmp/enable
   echo 1 > $call_read
   echo 0 > $t/events/okp/cmp/enable; echo 0 > $d/events/okp/cmp/enable
