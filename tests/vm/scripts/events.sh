@@ -262,7 +262,7 @@ check "a line that is not p, r or - is refused" sh -c "! echo 'x:okp/bad okp_tar
 
 # 7. Beside the kernel's own kprobe event on the same function: the same values.
 if [ -n "$kernel_events" ]; then
-  cmp_args="magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8 names=+40(%di):string[3] arx=+8(%di):x16[2]"
+  cmp_args="magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8 names=+40(%di):string[3] arx=+8(%di):x16[2] unames=+40(%di):ustring[2]"
   echo "p:okp/cmp okp_target_read $cmp_args" >> $ke
   echo "p:okp/cmp okp_target_read $cmp_args" >> $t/kprobe_events
   sed -n '/^format:/,$p' $t/events/okp/cmp/format > /tmp/okp-fmt-theirs
