@@ -123,6 +123,45 @@ fault:
 }
 NOKPROBE_SYMBOL(okp_print_string);
 
+/*
+ * string[N], ustring[N]: N string pointers in memory where the last dereference would read
+ * (the kernel reads each pointer as that dereference, kernel or user memory, and each string
+ * from user memory for ustring only), printed {"s0","s1",...}, (fault) for one unreadable.
+ */
+static int okp_print_string_array(const struct okp_fetch_arg *arg, struct pt_regs *regs,
+				  char *buf, int len)
+{
+	char text[OKP_EV_MAX_STRING];
+	bool pointers_user = arg->deref[arg->nderef - 1].user;
+	bool user = arg->kind == OKP_TYPE_USTRING;
+	unsigned long addr, string;
+	bool readable = !okp_fetch_address(arg, regs, &addr);
+	unsigned int i;
+	int used;
+
+	used = scnprintf(buf, len, " %s={", arg->name);
+	for (i = 0; i < arg->count; i++) {
+		if (i)
+			used += scnprintf(buf + used, len - used, ",");
+		if (readable &&
+		    !okp_read_memory(&string, addr + i * sizeof(string), sizeof(string),
+				     pointers_user) &&
+		    okp_read_string(text, string, sizeof(text), user) >= 0)
+			used += scnprintf(buf + used, len - used, "\"%s\"", text);
+		else
+			used += scnprintf(buf + used, len - used, "(fault)");
+	}
+	return used + scnprintf(buf + used, len - used, "}");
+}
+NOKPROBE_SYMBOL(okp_print_string_array);
+
+/* char (6.12): the byte as a character, '%c'. */
+static int okp_print_char(u64 value, char *buf, int len)
+{
+	return scnprintf(buf, len, "'%c'", (char)value);
+}
+NOKPROBE_SYMBOL(okp_print_char);
+
 /* The type's bytes at addr, as a number of this CPU's byte order; 0 if unreadable. */
 static u64 okp_read_sized(unsigned long addr, unsigned int size, bool user)
 {
@@ -160,6 +199,8 @@ static int okp_print_number(const struct okp_fetch_arg *arg, u64 value, char *bu
 		return scnprintf(buf, len, "%pS", (void *)(unsigned long)value);
 	case OKP_TYPE_SYMSTR:
 		return scnprintf(buf, len, "\"%pS\"", (void *)(unsigned long)value);
+	case OKP_TYPE_CHAR:
+		return okp_print_char(value, buf, len);
 	default:
 		return scnprintf(buf, len, "0x%llx", value);
 	}
@@ -205,7 +246,9 @@ int okp_fetch_args_print(const struct okp_fetch_arg *args, unsigned int nargs,
 	for (i = 0; i < nargs; i++) {
 		const struct okp_fetch_arg *arg = &args[i];
 
-		if (arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING)
+		if ((arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING) && arg->count)
+			used += okp_print_string_array(arg, regs, buf + used, len - used);
+		else if (arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING)
 			used += okp_print_string(arg, regs, buf + used, len - used);
 		else
 			used += okp_print_value(arg, regs, buf + used, len - used);
