@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A binary record (record.c) printed as the kernel prints a kprobe event's record when its
+ * trace is read,
+ *   "<comm>-<pid> [<cpu>] <flags> <sec>.<usec>: <event>: (<sym+off/size>) <args>"
+ * and for a return event "(<caller+off/size> <- <func>)"; the arguments as the kernel's
+ * print_fmt prints them (0x%x for xN, %pS for symbol, "..." for strings, (fault) for an
+ * unreadable string). Symbols are looked up here, at read time, as the kernel's are; a riscv64
+ * mapping symbol ("$xrv64i...", which 6.1's module kallsyms does not filter) or local label
+ * kallsyms names gives way to the function it stands in (okp_symbol_extent()).
+ *
+ * Runs when `trace` or `trace_pipe` is read, and at a hit for the tracefs instance's copy
+ * (tracefs_instance.c): never sleeps, never allocates, is never traced (Kbuild).
+ *
+ * Locking: none of its own. The record's format lives while the caller holds
+ * okp_trace_consume_mutex (readers) or the ring the record is being written to (a hit).
+ */
+#include <linux/kallsyms.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/string.h>
+
+#include "../okp_glue.h"
+#include "events.h"
+
+/* "sym+0xoff/0xsize [mod]" of addr, into buf; the mapping symbols and labels a module's
+ * kallsyms may name skipped. */
+static int okp_format_symbol(char *buf, int len, unsigned long addr)
+{
+	char name[KSYM_NAME_LEN];
+	unsigned long start, size;
+	const char *module;
+	int used;
+
+	used = scnprintf(buf, len, "%pS", (void *)addr);
+	if (used == 0 || (buf[0] != '$' && !(buf[0] == '.' && buf[1] == 'L')))
+		return used;
+	if (!okp_symbol_extent(addr, name, sizeof(name), &start, &size) || !size ||
+	    name[0] == '$')
+		return used;
+	module = strchr(buf, ' ');	/* " [mod]", after the symbol */
+	return scnprintf(buf, len, "%s+0x%lx/0x%lx%s", name, addr - start, size, module ?: "");
+}
+NOKPROBE_SYMBOL(okp_format_symbol);
+
+/* One number of the argument's type, its bitfield taken out, as the kernel prints it. */
+static int okp_format_number(const struct okp_fetch_arg *arg, u64 value, char *buf, int len)
+{
+	unsigned int shift;
+	int used;
+
+	if (arg->size < 8)
+		value &= (1ULL << (arg->size * 8)) - 1;
+	if (arg->bit_width) {
+		shift = 64 - (arg->bit_offset + arg->bit_width);
+		value = (value << shift) >> (64 - arg->bit_width);
+	}
+	switch (arg->kind) {
+	case OKP_TYPE_SIGNED:
+		shift = 64 - arg->size * 8;
+		return scnprintf(buf, len, "%lld", (s64)(value << shift) >> shift);
+	case OKP_TYPE_UNSIGNED:
+		return scnprintf(buf, len, "%llu", value);
+	case OKP_TYPE_SYMBOL:
+		return okp_format_symbol(buf, len, (unsigned long)value);
+	case OKP_TYPE_SYMSTR:
+		if (len < 3)
+			return 0;
+		buf[0] = '"';
+		used = 1 + okp_format_symbol(buf + 1, len - 2, (unsigned long)value);
+		return used + scnprintf(buf + used, len - used, "\"");
+	default:
+		return scnprintf(buf, len, "0x%llx", value);
+	}
+}
+NOKPROBE_SYMBOL(okp_format_number);
+
+int okp_fetch_args_format(const struct okp_fetch_arg *args, unsigned int nstored,
+			  const u8 *data, int data_len, char *buf, int len)
+{
+	int used = 0, at = 0;
+	unsigned int i, j;
+
+	for (i = 0; i < nstored; i++) {
+		const struct okp_fetch_arg *arg = &args[i];
+		const u64 *values = (const u64 *)(data + at);
+
+		if (arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING) {
+			s32 n;
+
+			if (arg->source == OKP_FETCH_IMMSTR) {
+				used += scnprintf(buf + used, len - used, " %s=\"%s\"", arg->name,
+						  arg->immstr);
+				continue;
+			}
+			if (at + (int)sizeof(s32) > data_len)
+				break;
+			n = *(const s32 *)(data + at);
+			if (n == OKP_STORED_FAULT) {
+				used += scnprintf(buf + used, len - used, " %s=(fault)", arg->name);
+				at += 8;
+				continue;
+			}
+			if (n < 0 || at + (int)sizeof(s32) + n > data_len)
+				break;
+			used += scnprintf(buf + used, len - used, " %s=\"%.*s\"", arg->name, n,
+					  (const char *)data + at + sizeof(s32));
+			at += ALIGN(sizeof(s32) + n, 8);
+			continue;
+		}
+		if (at + (int)((arg->count ?: 1) * sizeof(u64)) > data_len)
+			break;
+		used += scnprintf(buf + used, len - used, " %s=", arg->name);
+		if (!arg->count) {
+			used += okp_format_number(arg, values[0], buf + used, len - used);
+			at += sizeof(u64);
+			continue;
+		}
+		for (j = 0; j < arg->count; j++) {
+			used += scnprintf(buf + used, len - used, j ? "," : "{");
+			used += okp_format_number(arg, values[j], buf + used, len - used);
+		}
+		used += scnprintf(buf + used, len - used, "}");
+		at += arg->count * sizeof(u64);
+	}
+	return used;
+}
+NOKPROBE_SYMBOL(okp_fetch_args_format);
+
+int okp_event_record_text(const struct okp_event_record *rec, int rec_len, u64 ts,
+			  bool body_only, char *buf, int len)
+{
+	const struct okp_event_format *format = rec->format;
+	int used = 0, name;
+
+	if (!body_only)
+		used = scnprintf(buf, len, "%16.16s-%-7d [%03d] %.5s %5llu.%06llu: ", rec->comm,
+				 rec->pid, rec->cpu, rec->latency, ts / NSEC_PER_SEC,
+				 (ts % NSEC_PER_SEC) / NSEC_PER_USEC);
+	used += scnprintf(buf + used, len - used, "%s: (", format->name);
+	used += okp_format_symbol(buf + used, len - used, rec->ip);
+	if (format->is_return) {
+		used += scnprintf(buf + used, len - used, " <- ");
+		/* the function's bare name, as the kernel's kallsyms_lookup(): no " [module]" */
+		name = used;
+		used += okp_format_symbol(buf + used, len - used, rec->func);
+		while (name < used && buf[name] != '+' && buf[name] != ' ')
+			name++;
+		used = name;
+	}
+	used += scnprintf(buf + used, len - used, ")");
+	used += okp_fetch_args_format(format->args, rec->nstored, rec->data,
+				      rec_len - (int)sizeof(*rec), buf + used, len - 1 - used);
+	used = min(used, len - 2);	/* cut, with room for the line's end */
+	buf[used++] = '\n';
+	buf[used] = '\0';
+	return used;
+}
+NOKPROBE_SYMBOL(okp_event_record_text);
