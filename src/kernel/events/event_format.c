@@ -47,6 +47,13 @@ void okp_event_format_retire(struct okp_event_format *format)
 	okp_trace_buffer_retire(format);
 }
 
+/* The probe is unregistered (no hit reads the site): a re-armed probe may be elsewhere. */
+void okp_event_format_forget_site(struct okp_event_format *format)
+{
+	WRITE_ONCE(format->site_addr, 0);
+	atomic_set(&format->site_claimed, 0);
+}
+
 void okp_event_format_free(struct okp_event_format *format)
 {
 	unsigned int i;

@@ -25,6 +25,8 @@
 #ifndef OKP_EVENTS_EVENTS_H
 #define OKP_EVENTS_EVENTS_H
 
+#include <linux/atomic.h>
+#include <linux/kallsyms.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
@@ -180,12 +182,19 @@ struct okp_event_format {
 	unsigned int nargs;
 	struct okp_fetch_arg *args;	/* owned: the probe's args */
 	u64 *retired_heads;		/* each CPU's ring head when it was retired */
+	/* The probed address's "(sym+off/size [mod])" for the tracefs instance's copy, printed
+	 * by the first hit that claims it and used by the hits at the same address after it
+	 * (record_text.c); forgotten when the probe is disarmed (its module goes). */
+	atomic_t site_claimed;
+	unsigned long site_addr;	/* published (release) once site_text is whole */
+	char site_text[KSYM_SYMBOL_LEN];
 };
 
 /* event_format.c */
 int okp_event_format_attach(struct okp_event_probe *probe);
 void okp_event_format_retire(struct okp_event_format *format);
 void okp_event_format_free(struct okp_event_format *format);
+void okp_event_format_forget_site(struct okp_event_format *format);
 
 /*
  * record.c: the hit handlers, which write one binary record per hit; record_text.c prints

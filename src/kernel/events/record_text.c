@@ -12,6 +12,10 @@
  * Runs when `trace` or `trace_pipe` is read, and at a hit for the tracefs instance's copy
  * (tracefs_instance.c): never sleeps, never allocates, is never traced (Kbuild).
  *
+ * body_only is the tracefs instance's copy, printed at the hit: an entry event's site symbol
+ * comes from its format's cache there (okp_format_site()), the one thing a record's text
+ * changes in its format.
+ *
  * Locking: none of its own. The record's format lives while the caller holds
  * okp_trace_consume_mutex (readers) or the ring the record is being written to (a hit).
  */
@@ -127,6 +131,32 @@ int okp_fetch_args_format(const struct okp_fetch_arg *args, unsigned int nstored
 }
 NOKPROBE_SYMBOL(okp_fetch_args_format);
 
+/*
+ * The probed address's symbol at a hit, for the tracefs instance: an entry probe's address is
+ * the same at every hit, so the first hit that claims the format's cache prints it there and
+ * publishes it; the others copy it (or, while it is being printed, print their own).
+ */
+static int okp_copy_text(char *buf, int len, const char *text)
+{
+	ssize_t n = strscpy(buf, text, len);
+
+	return n < 0 ? max(len - 1, 0) : n;
+}
+NOKPROBE_SYMBOL(okp_copy_text);
+
+static int okp_format_site(struct okp_event_format *format, unsigned long addr, char *buf,
+			   int len)
+{
+	if (smp_load_acquire(&format->site_addr) == addr)
+		return okp_copy_text(buf, len, format->site_text);
+	if (READ_ONCE(format->site_addr) || atomic_cmpxchg(&format->site_claimed, 0, 1))
+		return okp_format_symbol(buf, len, addr);
+	okp_format_symbol(format->site_text, sizeof(format->site_text), addr);
+	smp_store_release(&format->site_addr, addr);
+	return okp_copy_text(buf, len, format->site_text);
+}
+NOKPROBE_SYMBOL(okp_format_site);
+
 int okp_event_record_text(const struct okp_event_record *rec, int rec_len, u64 ts,
 			  bool body_only, char *buf, int len)
 {
@@ -138,7 +168,11 @@ int okp_event_record_text(const struct okp_event_record *rec, int rec_len, u64 t
 				 rec->pid, rec->cpu, rec->latency, ts / NSEC_PER_SEC,
 				 (ts % NSEC_PER_SEC) / NSEC_PER_USEC);
 	used += scnprintf(buf + used, len - used, "%s: (", format->name);
-	used += okp_format_symbol(buf + used, len - used, rec->ip);
+	if (body_only && !format->is_return)
+		used += okp_format_site((struct okp_event_format *)format, rec->ip, buf + used,
+					len - used);
+	else
+		used += okp_format_symbol(buf + used, len - used, rec->ip);
 	if (format->is_return) {
 		used += scnprintf(buf + used, len - used, " <- ");
 		/* the function's bare name, as the kernel's kallsyms_lookup(): no " [module]" */
