@@ -8,8 +8,10 @@
  *
  * Records name their probe's format, which must outlive them: a probe's format is retired
  * here when the probe is freed (after it is unregistered, so no record of it is written any
- * more) with each ring's head at that moment; it is freed once every ring's tail is past that
- * head (read by trace_pipe, or cleared), or at unload. Rings only drop the newest, never
+ * more). If no ring holds a record of it, it is freed then; otherwise it is kept with each
+ * ring's head at that moment and freed once every ring's tail is past that head (read by
+ * trace_pipe, or cleared), or at unload: the retired formats kept are at most as many as the
+ * records the rings hold. Rings only drop the newest, never
  * overwrite: a tail moves only under okp_trace_consume_mutex, which is also held while records
  * are printed, so a record being printed always finds its format.
  *
@@ -166,9 +168,26 @@ static void okp_reclaim_formats(void)
 	}
 }
 
+/* Does a record of this format lie in the ring between pos and head (ring locked)? */
+static bool okp_ring_names(const struct okp_trace_ring *r, u64 pos,
+			   const struct okp_event_format *format)
+{
+	struct okp_trace_record_header h;
+	const struct okp_event_format *named;
+
+	for (; pos < r->head; pos += okp_record_size(h.len)) {
+		okp_ring_get(r, pos, &h, sizeof(h));
+		okp_ring_get(r, pos + sizeof(h), &named, sizeof(named));
+		if (named == format)
+			return true;
+	}
+	return false;
+}
+
 void okp_trace_buffer_retire(struct okp_event_format *format)
 {
 	unsigned long flags;
+	bool named = false;
 	int cpu;
 
 	mutex_lock(&okp_trace_consume_mutex);
@@ -178,10 +197,13 @@ void okp_trace_buffer_retire(struct okp_event_format *format)
 		/* under the lock: a record committed before is below this head */
 		okp_ring_lock(r, &flags);
 		format->retired_heads[cpu] = r->head;
+		named |= okp_ring_names(r, r->tail, format);
 		okp_ring_unlock(r, flags);
 	}
-	list_add_tail(&format->retired_node, &okp_retired_formats);
-	okp_reclaim_formats();
+	if (named)
+		list_add_tail(&format->retired_node, &okp_retired_formats);
+	else
+		okp_event_format_free(format);	/* no record needs it */
 	mutex_unlock(&okp_trace_consume_mutex);
 }
 
