@@ -19,13 +19,70 @@
  * Locking: none of its own. The record's format lives while the caller holds
  * okp_trace_consume_mutex (readers) or the ring the record is being written to (a hit).
  */
+#if __has_include(<linux/hex.h>)
+#include <linux/hex.h> /* hex_asc: linux/kernel.h no longer brings it in (7.x) */
+#endif
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/string.h>
+#include <asm/div64.h>
 
 #include "../okp_glue.h"
 #include "events.h"
+
+/*
+ * Text appended without vsnprintf(), which is most of what printing a record costs (and the
+ * tracefs instance's copy is printed at every hit): each writes at most len - 1 characters and
+ * a NUL, and returns how many characters it wrote, as scnprintf().
+ */
+static int okp_put(char *buf, int len, const char *s, size_t n)
+{
+	if (len <= 0)
+		return 0;
+	n = min_t(size_t, n, len - 1);
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return n;
+}
+NOKPROBE_SYMBOL(okp_put);
+
+static int okp_put_str(char *buf, int len, const char *s)
+{
+	return okp_put(buf, len, s, strlen(s));
+}
+NOKPROBE_SYMBOL(okp_put_str);
+
+/* "0x" and the lowercase digits, as "0x%llx" */
+static int okp_put_hex(char *buf, int len, u64 value)
+{
+	char digits[2 + 16];
+	int i = sizeof(digits);
+
+	do {
+		digits[--i] = hex_asc[value & 0xf];
+		value >>= 4;
+	} while (value);
+	digits[--i] = 'x';
+	digits[--i] = '0';
+	return okp_put(buf, len, digits + i, sizeof(digits) - i);
+}
+NOKPROBE_SYMBOL(okp_put_hex);
+
+/* as "%llu", or "%lld" of a negative value */
+static int okp_put_dec(char *buf, int len, u64 value, bool negative)
+{
+	char digits[1 + 20];
+	int i = sizeof(digits);
+
+	do {
+		digits[--i] = '0' + do_div(value, 10);
+	} while (value);
+	if (negative)
+		digits[--i] = '-';
+	return okp_put(buf, len, digits + i, sizeof(digits) - i);
+}
+NOKPROBE_SYMBOL(okp_put_dec);
 
 /* "sym+0xoff/0xsize [mod]" of addr, into buf; the mapping symbols and labels a module's
  * kallsyms may name skipped. */
@@ -60,11 +117,15 @@ static int okp_format_number(const struct okp_fetch_arg *arg, u64 value, char *b
 		value = (value << shift) >> (64 - arg->bit_width);
 	}
 	switch (arg->kind) {
-	case OKP_TYPE_SIGNED:
+	case OKP_TYPE_SIGNED: {
+		s64 v;
+
 		shift = 64 - arg->size * 8;
-		return scnprintf(buf, len, "%lld", (s64)(value << shift) >> shift);
+		v = (s64)(value << shift) >> shift;
+		return okp_put_dec(buf, len, v < 0 ? -(u64)v : v, v < 0);
+	}
 	case OKP_TYPE_UNSIGNED:
-		return scnprintf(buf, len, "%llu", value);
+		return okp_put_dec(buf, len, value, false);
 	case OKP_TYPE_SYMBOL:
 		return okp_format_symbol(buf, len, (unsigned long)value);
 	case OKP_TYPE_SYMSTR:
@@ -72,9 +133,9 @@ static int okp_format_number(const struct okp_fetch_arg *arg, u64 value, char *b
 			return 0;
 		buf[0] = '"';
 		used = 1 + okp_format_symbol(buf + 1, len - 2, (unsigned long)value);
-		return used + scnprintf(buf + used, len - used, "\"");
+		return used + okp_put(buf + used, len - used, "\"", 1);
 	default:
-		return scnprintf(buf, len, "0x%llx", value);
+		return okp_put_hex(buf, len, value);
 	}
 }
 NOKPROBE_SYMBOL(okp_format_number);
@@ -92,39 +153,46 @@ int okp_fetch_args_format(const struct okp_fetch_arg *args, unsigned int nstored
 		if (arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING) {
 			s32 n;
 
+			used += okp_put(buf + used, len - used, " ", 1);
+			used += okp_put_str(buf + used, len - used, arg->name);
 			if (arg->source == OKP_FETCH_IMMSTR) {
-				used += scnprintf(buf + used, len - used, " %s=\"%s\"", arg->name,
-						  arg->immstr);
+				used += okp_put(buf + used, len - used, "=\"", 2);
+				used += okp_put_str(buf + used, len - used, arg->immstr);
+				used += okp_put(buf + used, len - used, "\"", 1);
 				continue;
 			}
 			if (at + (int)sizeof(s32) > data_len)
 				break;
 			n = *(const s32 *)(data + at);
 			if (n == OKP_STORED_FAULT) {
-				used += scnprintf(buf + used, len - used, " %s=(fault)", arg->name);
+				used += okp_put_str(buf + used, len - used, "=(fault)");
 				at += 8;
 				continue;
 			}
 			if (n < 0 || at + (int)sizeof(s32) + n > data_len)
 				break;
-			used += scnprintf(buf + used, len - used, " %s=\"%.*s\"", arg->name, n,
-					  (const char *)data + at + sizeof(s32));
+			used += okp_put(buf + used, len - used, "=\"", 2);
+			used += okp_put(buf + used, len - used, (const char *)data + at + sizeof(s32),
+					strnlen((const char *)data + at + sizeof(s32), n));
+			used += okp_put(buf + used, len - used, "\"", 1);
 			at += ALIGN(sizeof(s32) + n, 8);
 			continue;
 		}
 		if (at + (int)((arg->count ?: 1) * sizeof(u64)) > data_len)
 			break;
-		used += scnprintf(buf + used, len - used, " %s=", arg->name);
+		used += okp_put(buf + used, len - used, " ", 1);
+		used += okp_put_str(buf + used, len - used, arg->name);
+		used += okp_put(buf + used, len - used, "=", 1);
 		if (!arg->count) {
 			used += okp_format_number(arg, values[0], buf + used, len - used);
 			at += sizeof(u64);
 			continue;
 		}
 		for (j = 0; j < arg->count; j++) {
-			used += scnprintf(buf + used, len - used, j ? "," : "{");
+			used += okp_put(buf + used, len - used, j ? "," : "{", 1);
 			used += okp_format_number(arg, values[j], buf + used, len - used);
 		}
-		used += scnprintf(buf + used, len - used, "}");
+		used += okp_put(buf + used, len - used, "}", 1);
 		at += arg->count * sizeof(u64);
 	}
 	return used;
@@ -167,14 +235,15 @@ int okp_event_record_text(const struct okp_event_record *rec, int rec_len, u64 t
 		used = scnprintf(buf, len, "%16.16s-%-7d [%03d] %.5s %5llu.%06llu: ", rec->comm,
 				 rec->pid, rec->cpu, rec->latency, ts / NSEC_PER_SEC,
 				 (ts % NSEC_PER_SEC) / NSEC_PER_USEC);
-	used += scnprintf(buf + used, len - used, "%s: (", format->name);
+	used += okp_put_str(buf + used, len - used, format->name);
+	used += okp_put(buf + used, len - used, ": (", 3);
 	if (body_only && !format->is_return)
 		used += okp_format_site((struct okp_event_format *)format, rec->ip, buf + used,
 					len - used);
 	else
 		used += okp_format_symbol(buf + used, len - used, rec->ip);
 	if (format->is_return) {
-		used += scnprintf(buf + used, len - used, " <- ");
+		used += okp_put(buf + used, len - used, " <- ", 4);
 		/* the function's bare name, as the kernel's kallsyms_lookup(): no " [module]" */
 		name = used;
 		used += okp_format_symbol(buf + used, len - used, rec->func);
@@ -182,7 +251,7 @@ int okp_event_record_text(const struct okp_event_record *rec, int rec_len, u64 t
 			name++;
 		used = name;
 	}
-	used += scnprintf(buf + used, len - used, ")");
+	used += okp_put(buf + used, len - used, ")", 1);
 	used += okp_fetch_args_format(format->args, rec->nstored, rec->data,
 				      rec_len - (int)sizeof(*rec), buf + used, len - 1 - used);
 	used = min(used, len - 2);	/* cut, with room for the line's end */
