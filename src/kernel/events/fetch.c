@@ -98,7 +98,7 @@ static long okp_read_string(char *dst, unsigned long addr, size_t size, bool use
 }
 NOKPROBE_SYMBOL(okp_read_string);
 
-/* " name=\"...\"": the string's length and bytes, at most room bytes in all. */
+/* A string argument: its length (or OKP_STORED_FAULT) and bytes, at most room bytes in all. */
 static int okp_store_string(const struct okp_fetch_arg *arg, struct pt_regs *regs, u8 *data,
 			    int room)
 {
