@@ -193,39 +193,67 @@ static void okp_event_unlink(struct okp_event *ev)
 	list_del(&ev->node);
 }
 
+/* Does a -: line's [GRP/]EVENT name this event? No group: any group; an empty name after
+ * GRP/: every event of the group (the kernel's trace_kprobe_match()). */
+static bool okp_event_named(const struct okp_event *ev, const char *group, const char *name)
+{
+	return (!*name || !strcmp(ev->name, name)) && (!group || !strcmp(ev->group, group));
+}
+
+/*
+ * -:[GRP/]EVENT [PROBE [ARGS]]: every probe of the events it names that matches the rest of
+ * the line, or all of their probes. All or nothing: when one of them is enabled nothing is
+ * removed (the kernel removes those before the enabled one in its list, then stops).
+ */
 int okp_event_remove(const char *group, const char *name, int argc, const char *const *argv)
 {
 	struct okp_event_probe *probe, *next;
-	unsigned int matched = 0, probes = 0;
-	struct okp_event *ev;
-	LIST_HEAD(removed);
+	struct okp_event *ev, *next_ev;
+	unsigned int matched = 0, busy = 0;
+	LIST_HEAD(removed_events);
+	LIST_HEAD(removed_probes);
 
 	mutex_lock(&okp_events_mutex);
-	ev = okp_event_find(group, name);
-	if (ev)
-		list_for_each_entry(probe, &ev->probes, node) {
-			probes++;
-			matched += okp_event_probe_matches(probe, argc, argv);
-		}
+	list_for_each_entry(ev, &okp_events, node) {
+		unsigned int hits = 0;
+
+		if (!okp_event_named(ev, group, name))
+			continue;
+		list_for_each_entry(probe, &ev->probes, node)
+			hits += okp_event_probe_matches(probe, argc, argv);
+		matched += hits;
+		busy += hits && ev->enabled;
+	}
 	/* as the kernel: nothing matched is -ENOENT, enabled or not */
-	if (!matched || ev->enabled) {
+	if (!matched || busy) {
 		mutex_unlock(&okp_events_mutex);
 		return matched ? -EBUSY : -ENOENT;
 	}
-	if (matched == probes) {
-		/* every probe: the event goes too */
-		okp_event_unlink(ev);
-		mutex_unlock(&okp_events_mutex);
-		okp_event_destroy(ev);
-		return 0;
-	}
-	list_for_each_entry_safe(probe, next, &ev->probes, node)
-		if (okp_event_probe_matches(probe, argc, argv)) {
-			list_del(&probe->all_node);
-			list_move_tail(&probe->node, &removed);
+	list_for_each_entry_safe(ev, next_ev, &okp_events, node) {
+		unsigned int probes = 0, hits = 0;
+
+		if (!okp_event_named(ev, group, name))
+			continue;
+		list_for_each_entry(probe, &ev->probes, node) {
+			probes++;
+			hits += okp_event_probe_matches(probe, argc, argv);
 		}
+		if (hits == probes) {
+			/* every probe: the event goes too */
+			okp_event_unlink(ev);
+			list_add_tail(&ev->node, &removed_events);
+			continue;
+		}
+		list_for_each_entry_safe(probe, next, &ev->probes, node)
+			if (okp_event_probe_matches(probe, argc, argv)) {
+				list_del(&probe->all_node);
+				list_move_tail(&probe->node, &removed_probes);
+			}
+	}
 	mutex_unlock(&okp_events_mutex);
-	list_for_each_entry_safe(probe, next, &removed, node)
+	list_for_each_entry_safe(ev, next_ev, &removed_events, node)
+		okp_event_destroy(ev);
+	list_for_each_entry_safe(probe, next, &removed_probes, node)
 		okp_probe_destroy(probe);
 	return 0;
 }

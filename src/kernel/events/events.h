@@ -43,7 +43,9 @@ struct seq_file;
 #define OKP_EV_MAX_ARGS 128		/* MAX_TRACE_ARGS */
 #define OKP_EV_MAX_ARGSTR_LEN 63	/* MAX_ARGSTR_LEN: one fetch argument's text */
 #define OKP_EV_MAX_ARG_NAME_LEN 32	/* MAX_ARG_NAME_LEN */
-#define OKP_EV_MAX_DEREFS 8		/* nested +OFFS(...) levels */
+#define OKP_EV_FETCH_INSN_MAX 16	/* FETCH_INSN_MAX: what limits nesting */
+#define OKP_EV_MAX_DEREFS 14		/* nested +OFFS(...) levels FETCH_INSN_MAX leaves room for */
+#define OKP_EV_MAX_EVENT_SIZE 3072	/* MAX_PROBE_EVENT_SIZE: the fields of an event's record */
 #define OKP_EV_MAX_ARRAY_LEN 64		/* MAX_ARRAY_LEN */
 #define OKP_EV_MAX_MAXACTIVE 4096	/* KRETPROBE_MAXACTIVE_MAX */
 #define OKP_EV_DEFAULT_GROUP "kprobes"	/* KPROBE_EVENT_SYSTEM */
@@ -70,6 +72,7 @@ enum okp_fetch_kind {
 	OKP_TYPE_SYMSTR,	/* symstr: the same, as a string */
 	OKP_TYPE_STRING,	/* string */
 	OKP_TYPE_USTRING,	/* ustring: the string is in user memory */
+	OKP_TYPE_CHAR,		/* char (6.12): a byte printed as a character */
 };
 
 struct okp_fetch_deref {
@@ -85,9 +88,13 @@ struct okp_fetch_arg {
 	char *immstr;			/* OKP_FETCH_IMMSTR */
 	unsigned int nderef;
 	struct okp_fetch_deref deref[OKP_EV_MAX_DEREFS];
+	/* the kernel's fetch instructions this takes so far (parsing only: its nesting limit) */
+	unsigned int ops;
 	enum okp_fetch_kind kind;
 	unsigned int size;		/* bytes of a numeric type */
-	unsigned int count;		/* TYPE[count]: an array in memory; 0: one value */
+	/* TYPE[count]: an array in memory; 0: one value. string[count] and ustring[count]: an
+	 * array of string pointers in memory */
+	unsigned int count;
 	/* bitfield b<width>@<offset>/<size>: width 0 means none */
 	unsigned int bit_width, bit_offset;
 };
@@ -160,6 +167,7 @@ void okp_fetch_arg_free(struct okp_fetch_arg *arg);
 void okp_fetch_arg_show_format(struct seq_file *m, const struct okp_fetch_arg *arg,
 			       unsigned int *offset);
 void okp_fetch_arg_show_print_fmt(struct seq_file *m, const struct okp_fetch_arg *arg);
+void okp_fetch_arg_show_print_args(struct seq_file *m, const struct okp_fetch_arg *arg);
 
 /* fetch.c: at a hit, every argument's value stored binary (numbers as u64, strings as a
  * length and their bytes) into data, at most room bytes; the bytes used. *nstored: the
@@ -226,7 +234,8 @@ int okp_event_command(char *line);
 /* A new event with its first probe, or one more probe of an existing event. */
 int okp_event_add(struct okp_event *ev, struct okp_event_probe *probe);
 int okp_event_append(struct okp_event *ev, struct okp_event_probe *probe);
-/* -:GRP/EVENT [PROBE [ARGS]]: the probes matching the rest of the line, or all of them. */
+/* -:[GRP/]EVENT [PROBE [ARGS]]: the probes matching the rest of the line, or all of them, of
+ * EVENT in GRP (group NULL: in any group; name "": every event of GRP). */
 int okp_event_remove(const char *group, const char *name, int argc, const char *const *argv);
 int okp_event_remove_all(void);
 struct okp_event *okp_event_find(const char *group, const char *name);

@@ -136,6 +136,58 @@ fault:
 }
 NOKPROBE_SYMBOL(okp_store_string);
 
+/* One string at addr: its length (or OKP_STORED_FAULT) and bytes, at most room bytes. */
+static int okp_store_string_at(unsigned long addr, bool user, u8 *data, int room)
+{
+	int max = min_t(int, room - (int)sizeof(s32), OKP_EV_MAX_STRING);
+	long copied;
+
+	if (max < 1)
+		return -ENOSPC;
+	copied = okp_read_string((char *)data + sizeof(s32), addr, max, user);
+	if (copied < 0) {
+		*(s32 *)data = OKP_STORED_FAULT;
+		return 8;
+	}
+	*(s32 *)data = copied;
+	return ALIGN(sizeof(s32) + copied, 8);
+}
+NOKPROBE_SYMBOL(okp_store_string_at);
+
+/*
+ * string[N], ustring[N]: N string pointers in memory where the last dereference would read
+ * (the kernel reads each pointer as that dereference, kernel or user memory, and each string
+ * from user memory for ustring only): N strings stored one after another, a pointer that
+ * cannot be read stored as a fault.
+ */
+static int okp_store_string_array(const struct okp_fetch_arg *arg, struct pt_regs *regs,
+				  u8 *data, int room)
+{
+	bool pointers_user = arg->deref[arg->nderef - 1].user;
+	bool user = arg->kind == OKP_TYPE_USTRING;
+	unsigned long addr, string;
+	bool readable = !okp_fetch_address(arg, regs, &addr);
+	unsigned int i;
+	int used = 0, n;
+
+	for (i = 0; i < arg->count; i++) {
+		if (room - used < 8)
+			return -ENOSPC;
+		if (readable && !okp_read_memory(&string, addr + i * sizeof(string),
+						 sizeof(string), pointers_user)) {
+			n = okp_store_string_at(string, user, data + used, room - used);
+			if (n < 0)
+				return n;
+		} else {
+			*(s32 *)(data + used) = OKP_STORED_FAULT;
+			n = 8;
+		}
+		used += n;
+	}
+	return used;
+}
+NOKPROBE_SYMBOL(okp_store_string_array);
+
 /* The type's bytes at addr, as a number of this CPU's byte order; 0 if unreadable. */
 static u64 okp_read_sized(unsigned long addr, unsigned int size, bool user)
 {
@@ -184,7 +236,9 @@ int okp_fetch_args_store(const struct okp_fetch_arg *args, unsigned int nargs,
 	for (i = 0; i < nargs; i++) {
 		const struct okp_fetch_arg *arg = &args[i];
 
-		if (arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING)
+		if ((arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING) && arg->count)
+			n = okp_store_string_array(arg, regs, data + used, room - used);
+		else if (arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING)
 			n = okp_store_string(arg, regs, data + used, room - used);
 		else
 			n = okp_store_values(arg, regs, data + used, room - used);

@@ -128,6 +128,12 @@ static int okp_format_number(const struct okp_fetch_arg *arg, u64 value, char *b
 		return okp_put_dec(buf, len, value, false);
 	case OKP_TYPE_SYMBOL:
 		return okp_format_symbol(buf, len, (unsigned long)value);
+	case OKP_TYPE_CHAR: {
+		/* '%c': the byte as it is */
+		char c[3] = { '\'', (char)value, '\'' };
+
+		return okp_put(buf, len, c, sizeof(c));
+	}
 	case OKP_TYPE_SYMSTR:
 		if (len < 3)
 			return 0;
@@ -139,6 +145,30 @@ static int okp_format_number(const struct okp_fetch_arg *arg, u64 value, char *b
 	}
 }
 NOKPROBE_SYMBOL(okp_format_number);
+
+/* One stored string printed "..." or (fault): the bytes it took in data, or -EINVAL. */
+static int okp_format_string(const u8 *data, int data_len, char *buf, int len, int *used)
+{
+	const char *text = (const char *)data + sizeof(s32);
+	s32 n;
+	int w;
+
+	if (data_len < (int)sizeof(s32))
+		return -EINVAL;
+	n = *(const s32 *)data;
+	if (n == OKP_STORED_FAULT) {
+		*used += okp_put_str(buf, len, "(fault)");
+		return 8;
+	}
+	if (n < 0 || (int)sizeof(s32) + n > data_len)
+		return -EINVAL;
+	w = okp_put(buf, len, "\"", 1);
+	w += okp_put(buf + w, len - w, text, strnlen(text, n));
+	w += okp_put(buf + w, len - w, "\"", 1);
+	*used += w;
+	return ALIGN(sizeof(s32) + n, 8);
+}
+NOKPROBE_SYMBOL(okp_format_string);
 
 int okp_fetch_args_format(const struct okp_fetch_arg *args, unsigned int nstored,
 			  const u8 *data, int data_len, char *buf, int len)
@@ -161,21 +191,27 @@ int okp_fetch_args_format(const struct okp_fetch_arg *args, unsigned int nstored
 				used += okp_put(buf + used, len - used, "\"", 1);
 				continue;
 			}
-			if (at + (int)sizeof(s32) > data_len)
-				break;
-			n = *(const s32 *)(data + at);
-			if (n == OKP_STORED_FAULT) {
-				used += okp_put_str(buf + used, len - used, "=(fault)");
-				at += 8;
+			used += okp_put(buf + used, len - used, "=", 1);
+			if (!arg->count) {
+				n = okp_format_string(data + at, data_len - at, buf + used, len - used,
+						      &used);
+				if (n < 0)
+					break;
+				at += n;
 				continue;
 			}
-			if (n < 0 || at + (int)sizeof(s32) + n > data_len)
+			/* string[N]: {"s0","s1",...} */
+			for (j = 0; j < arg->count; j++) {
+				used += okp_put(buf + used, len - used, j ? "," : "{", 1);
+				n = okp_format_string(data + at, data_len - at, buf + used,
+						      len - used, &used);
+				if (n < 0)
+					break;
+				at += n;
+			}
+			if (j < arg->count)
 				break;
-			used += okp_put(buf + used, len - used, "=\"", 2);
-			used += okp_put(buf + used, len - used, (const char *)data + at + sizeof(s32),
-					strnlen((const char *)data + at + sizeof(s32), n));
-			used += okp_put(buf + used, len - used, "\"", 1);
-			at += ALIGN(sizeof(s32) + n, 8);
+			used += okp_put(buf + used, len - used, "}", 1);
 			continue;
 		}
 		if (at + (int)((arg->count ?: 1) * sizeof(u64)) > data_len)
