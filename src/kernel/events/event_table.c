@@ -38,9 +38,14 @@ void okp_event_probe_free(struct okp_event_probe *probe)
 {
 	unsigned int i;
 
-	for (i = 0; i < probe->nargs; i++)
-		okp_fetch_arg_free(&probe->args[i]);
-	kfree(probe->args);
+	if (probe->format) {
+		/* the args are its format's, kept for the records that may still print them */
+		okp_event_format_retire(probe->format);
+	} else {
+		for (i = 0; i < probe->nargs; i++)
+			okp_fetch_arg_free(&probe->args[i]);
+		kfree(probe->args);
+	}
 	kfree(probe->symbol);
 	kfree(probe->module);
 	kfree(probe);
@@ -93,7 +98,13 @@ static int okp_probe_enable(struct okp_event_probe *probe, bool enable)
 /* Register a probe, or leave it pending on its module: not in the table yet. */
 static int okp_probe_start(struct okp_event *ev, struct okp_event_probe *probe)
 {
+	int ret;
+
 	probe->event = ev;
+	/* what its records print with, before any of them can be written */
+	ret = okp_event_format_attach(probe);
+	if (ret)
+		return ret;
 	/* before any probe of an event can hit, so a hit finds the instance made or none */
 	okp_tracefs_instance_get();
 	if (probe->module && !okp_event_module_loaded(probe->module)) {

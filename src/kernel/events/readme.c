@@ -17,6 +17,7 @@ const char okp_events_readme[] =
 	"  trace\t\t\t- The records (> trace clears them)\n"
 	"  trace_pipe\t\t- A consuming read of the records, blocking while there are none\n"
 	"  events/\t\t- enable (all), GROUP/enable, GROUP/EVENT/{enable,format}\n"
+	"  tracefs_instance\t- 1: records copied to the tracefs instance okprobes too; 0: not\n"
 	"\n"
 	"  Create/append a kprobe event:\n"
 	"\t  p[:[<group>/][<event>]] <place> [<args>]\n"

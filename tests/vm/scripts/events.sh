@@ -185,6 +185,22 @@ check "... written = kept + dropped, some dropped (the rings were full)" sh -c "
 check "... every kept record is whole" is "$whole" "${counts% *}"
 echo > $d/trace
 
+# 5c. Records are stored binary and printed when read: they stay readable, the same text, after
+#     their event is removed (its format outlives it), through trace and then trace_pipe; a
+#     new event with the same name prints its own arguments.
+echo > $d/trace
+define "p:okp/gone okp_target_read magic=+0(%di):x64 name=+16(%di):string"
+echo 1 > $d/events/okp/gone/enable; echo 2 > $call_read; echo 0 > $d/events/okp/gone/enable
+before=$(grep ' gone: ' $d/trace)
+echo '-:okp/gone' >> $ke
+define "p:okp/gone okp_target_read n=%si:u8"
+echo 1 > $d/events/okp/gone/enable; echo 1 > $call_read; echo 0 > $d/events/okp/gone/enable
+echo '-:okp/gone' >> $ke
+check "a removed event's records read the same after its removal" is "$(grep ' gone: ' $d/trace | head -n 2)" "$before"
+check "... beside the records of a new event of the same name, with its own arguments" sh -c "[ \$(grep -c ' gone: (okp_target_read+0x[04]/0x[0-9a-f]* \[okp_target\]) magic=0x1122334455667788 name=\"okprobes\"\$' $d/trace) = 2 ] && grep -q ' gone: (okp_target_read+0x[04]/0x[0-9a-f]* \[okp_target\]) n=7\$' $d/trace"
+check "... and trace_pipe takes them, the same text" is "$(timeout 2 head -n 2 $d/trace_pipe)" "$before"
+echo > $d/trace
+
 # 6. Bad lines: each refused with the kernel's message, the caret under the kernel's column, and
 #    nothing else changed. "column|message|line".
 defs_before=$(cat $ke)
@@ -339,6 +355,13 @@ if [ -d $t/instances ]; then
   check "the instance's tracing_on 0 keeps the records out of it, not out of okprobes' trace" \
     sh -c "[ \$(grep -c ' inst: ' $d/trace) = 4 ] && [ \$(grep -c ' inst: ' $inst/trace) = 3 ]"
   echo 1 > $inst/tracing_on
+  check "tracefs_instance says 1: records are copied to the instance (the default)" is "$(cat $d/tracefs_instance)" 1
+  echo 0 > $d/tracefs_instance
+  echo 1 > $d/events/okp/inst/enable; echo 1 > $call_read; echo 0 > $d/events/okp/inst/enable
+  echo 1 > $d/tracefs_instance
+  check "tracefs_instance 0 keeps the records out of the instance, not out of okprobes' trace" \
+    sh -c "[ \$(grep -c ' inst: ' $d/trace) = 5 ] && [ \$(grep -c ' inst: ' $inst/trace) = 3 ]"
+  check "tracefs_instance refuses what is not 0 or 1" sh -c "! echo x > $d/tracefs_instance && [ \$(cat $d/tracefs_instance) = 1 ]"
   check "the instance cannot be removed while okprobes holds it" sh -c "! rmdir $inst && [ -f $inst/trace ]"
   echo '-:okp/inst' >> $ke; echo '-:okp/instret' >> $ke
   check "... and it keeps the records of removed events" is "$(inst_records | grep -c ' inst: ')" 3
