@@ -236,14 +236,14 @@ extern "C" void okp_core_on_task_free(void* task) {
 // Stubs in use now (all pools and detached ones): KUnit and the stress test check it returns
 // to zero once every probe is unregistered and every frame returned.
 // Frames hooked through the kernel's rethook count too (their pools' in_use; a frame whose
-// task was freed inside the function counts until the kernel hands its node out again).
+// task was freed inside the function counts until the kernel hands its node out again). The
+// caller holds an RCU read side (the pools), takes no lock: tests call it under stop_machine.
 extern "C" unsigned long okp_core_return_stubs_in_use(void) {
   unsigned long n = 0;
   for (u32 i = 0; i < arch::kReturnStubs; ++i)
     n += __atomic_load_n(&g_stubs[i].life, __ATOMIC_RELAXED) != kFree;
-  okp_seam_registry_lock();
-  for (ReturnPool* pool = g_pools; pool; pool = pool->next)
+  for (ReturnPool* pool = __atomic_load_n(&g_pools, __ATOMIC_ACQUIRE); pool;
+       pool = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE))
     if (pool->rethook) n += __atomic_load_n(&pool->in_use, __ATOMIC_RELAXED);
-  okp_seam_registry_unlock();
   return n;
 }

@@ -182,6 +182,11 @@ EXPORT_SYMBOL_GPL(okp_test_force_return_stubs);
 /* okprobes addition for tests: return stubs in use now, over all probes. */
 unsigned long okp_return_stubs_in_use(void)
 {
-	return okp_core_return_stubs_in_use();
+	unsigned long n;
+
+	rcu_read_lock();	/* the registered pools, see okp_core_return_stubs_in_use() */
+	n = okp_core_return_stubs_in_use();
+	rcu_read_unlock();
+	return n;
 }
 EXPORT_SYMBOL_GPL(okp_return_stubs_in_use);
