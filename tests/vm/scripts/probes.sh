@@ -178,11 +178,14 @@ check "debugfs return_probes names the return mechanism" grep -Eq '^(rethook|stu
 if grep -q '^rethook' $d/return_probes; then
   insmod /okp/okretprobe_example.ko func=do_nanosleep
   sleep 30 & sleeper=$!
-  for i in 1 2 3 4 5 6 7 8 9 10; do grep -q do_nanosleep /proc/$sleeper/stack && break; sleep 0.2; done
+  # /proc/PID/stack leaves out scheduler functions: do_nanosleep (__sched) too, so the trace
+  # starts at its caller, which the diverted return address hides unless the unwinder
+  # recovers it.
+  for i in 1 2 3 4 5 6 7 8 9 10; do grep -q nanosleep /proc/$sleeper/stack && break; sleep 0.2; done
   cat /proc/$sleeper/stack
   check "list shows the return probe through rethook" grep -q '  r  do_nanosleep+0x0 .*return=rethook' $d/list
-  check "/proc/PID/stack under a rethook return probe shows do_nanosleep's caller" \
-    sh -c "grep -A1 do_nanosleep /proc/$sleeper/stack | grep -q hrtimer_nanosleep"
+  check "/proc/PID/stack under a rethook return probe starts at do_nanosleep's real caller" \
+    sh -c "head -1 /proc/$sleeper/stack | grep -q hrtimer_nanosleep"
   check "/proc/PID/stack shows no trampoline" sh -c "! grep -q 'rethook_trampoline\|okp_return_stubs' /proc/$sleeper/stack"
   kill $sleeper; wait $sleeper 2>/dev/null
   check "the return probe unregisters" rmmod okretprobe_example
