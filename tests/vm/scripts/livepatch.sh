@@ -43,6 +43,8 @@ fi
 if grep -q '^rethook' $d/return_probes; then
   check "return probe on do_nanosleep registers" insmod /okp/okretprobe_example.ko func=do_nanosleep
   start_sleepers
+  set -- $sleepers; cat /proc/$1/stack
+  check "/proc/PID/stack starts at do_nanosleep's real caller (rethook)" sh -c "head -1 /proc/$1/stack | grep -q hrtimer_nanosleep"
   check "three tasks sleep under the return probe (rethook)" grep -q 'do_nanosleep+0x0 .*in_use=[3-9] .*return=rethook' $d/list
   check "the livepatch loads" insmod /okp/livepatch-sample.ko
   check "the livepatch transition completes while they sleep (rethook: reliable stacks)" transition_done 150
@@ -56,6 +58,8 @@ fi
 echo 1 > /proc/sys/debug/okprobes-return-stubs
 check "return probe on do_nanosleep registers (stubs)" insmod /okp/okretprobe_example.ko func=do_nanosleep
 start_sleepers
+set -- $sleepers; cat /proc/$1/stack
+check "/proc/PID/stack stops at okprobes' stub (stubs: the documented limitation)" sh -c "head -1 /proc/$1/stack | grep -q okp_return_stubs"
 check "three tasks sleep under the return probe (stubs)" grep -q 'do_nanosleep+0x0 .*in_use=[3-9] .*return=stubs' $d/list
 check "the livepatch loads" insmod /okp/livepatch-sample.ko
 sleep 3	# three of the transition's one-second retries (its fake signals start after 15)
