@@ -34,6 +34,9 @@
 #include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
+#include <linux/llist.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/version.h>
@@ -142,12 +145,55 @@ void okp_seam_rethook_free(void *rh)
 	OKP_RH(rethook_free, void (*)(struct rethook *))(rh);
 }
 
+/*
+ * The hit path's two steps, rethook_try_get() and rethook_hook(), done here without calling
+ * the kernel where its pool is an inline header (6.1's freelist, 6.12's objpool): two
+ * indirect calls (retpolines on Debian's kernels) were most of what rethook cost over the
+ * stubs at entry (docs/benchmarks-return-rethook.md). What they do is the kernel's documented
+ * contract: a node from the pool unless the rethook is being freed (handler NULL) or RCU is
+ * not watching; then, x86-64's arch_rethook_prepare(): the return address at regs->sp goes
+ * into the node, the trampoline's address into the stack slot, and the node onto the task's
+ * list, which the trampoline and the unwinders read (current's own, so no lock).
+ */
+#define OKP_RETHOOK_INLINE_POOL (!OKP_RETHOOK_OBJPOOL || \
+				 LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0))
+
+static __always_inline struct rethook_node *okp_rethook_try_get(struct rethook *rh)
+{
+#if OKP_RETHOOK_INLINE_POOL
+	if (unlikely(!rcu_access_pointer(rh->handler)))
+		return NULL;
+	if (unlikely(!rcu_is_watching()))
+		return NULL;
+#if OKP_RETHOOK_OBJPOOL
+	return objpool_pop(&rh->pool);
+#else
+	{
+		struct freelist_node *fn = freelist_try_get(&rh->pool);
+
+		return fn ? container_of(fn, struct rethook_node, freelist) : NULL;
+	}
+#endif
+#else
+	return OKP_RH(rethook_try_get, struct rethook_node *(*)(struct rethook *))(rh);
+#endif
+}
+
+static __always_inline void okp_rethook_hook(struct rethook_node *node, struct pt_regs *regs)
+{
+	unsigned long *slot = (unsigned long *)regs->sp;
+
+	node->ret_addr = *slot;
+	node->frame = regs->sp;
+	*slot = okp_ksyms.arch_rethook_trampoline;
+	__llist_add(&node->llist, &current->rethooks);
+}
+
 /* Hit path, preemption off. NULL: the pool is empty (or being freed). *was_hooked: the node
  * was recycled by the kernel without a return (see hooked). */
 notrace struct okp_kretprobe_instance *okp_seam_rethook_take(void *rh, int *was_hooked)
 {
-	struct rethook_node *node =
-		OKP_RH(rethook_try_get, struct rethook_node *(*)(struct rethook *))(rh);
+	struct rethook_node *node = okp_rethook_try_get(rh);
 	struct okp_rethook_frame *f;
 
 	if (!node)
@@ -165,8 +211,7 @@ notrace void okp_seam_rethook_hook(struct okp_kretprobe_instance *ri, struct okp
 	struct okp_rethook_frame *f = okp_frame_of(ri);
 
 	f->hooked = 1;
-	OKP_RH(rethook_hook, void (*)(struct rethook_node *, struct pt_regs *, bool))(
-		&f->node, (struct pt_regs *)regs, false);
+	okp_rethook_hook(&f->node, (struct pt_regs *)regs);
 }
 NOKPROBE_SYMBOL(okp_seam_rethook_hook);
 
