@@ -612,6 +612,65 @@ static void okp_kretprobe_rethook_large_maxactive(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
+/*
+ * Scale (issue 29): 50 return probes with maxactive 128 on one function, 6400 instances in all,
+ * more than okprobes' 4096 stubs: through rethook each probe's nodes are its own. A recursion
+ * 101 deep gives every probe 101 exact entry/return pairs.
+ */
+static atomic_t okp_rt_scale_entries, okp_rt_scale_returns, okp_rt_scale_mispaired;
+
+static int okp_rt_scale_entry(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	*(long *)ri->data = okp_arg(regs, 0);
+	atomic_inc(&okp_rt_scale_entries);
+	return 0;
+}
+
+static int okp_rt_scale_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	long n = *(long *)ri->data;
+
+	if (regs_return_value(regs) != n * (n + 1) / 2)
+		atomic_inc(&okp_rt_scale_mispaired);
+	atomic_inc(&okp_rt_scale_returns);
+	return 0;
+}
+
+static void okp_kretprobe_rethook_scale(struct kunit *test)
+{
+	enum { PROBES = 50, MAXACTIVE = 128, DEPTH = 100 };
+	static struct okp_kretprobe rps[PROBES];
+	struct okp_kretprobe **list;
+	int i;
+
+	list = kunit_kcalloc(test, PROBES, sizeof(*list), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, list);
+	for (i = 0; i < PROBES; i++) {
+		memset(&rps[i], 0, sizeof(rps[i]));
+		rps[i].kp.addr = okp_rt_recurse;
+		rps[i].entry_handler = okp_rt_scale_entry;
+		rps[i].handler = okp_rt_scale_return;
+		rps[i].data_size = sizeof(long);
+		rps[i].maxactive = MAXACTIVE;
+		list[i] = &rps[i];
+	}
+	atomic_set(&okp_rt_scale_entries, 0);
+	atomic_set(&okp_rt_scale_returns, 0);
+	atomic_set(&okp_rt_scale_mispaired, 0);
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kretprobes(list, PROBES), 0, "%s",
+			    okp_kprobe_reason(&rps[0].kp));
+	KUNIT_EXPECT_EQ(test, okp_rt_recurse(DEPTH), (long)(DEPTH * (DEPTH + 1) / 2));
+	KUNIT_EXPECT_EQ(test, atomic_read(&okp_rt_scale_entries), PROBES * (DEPTH + 1));
+	KUNIT_EXPECT_EQ(test, atomic_read(&okp_rt_scale_returns), PROBES * (DEPTH + 1));
+	KUNIT_EXPECT_EQ(test, atomic_read(&okp_rt_scale_mispaired), 0);
+	for (i = 0; i < PROBES; i++) {
+		KUNIT_EXPECT_EQ(test, rps[i].nmissed, 0);
+		KUNIT_EXPECT_EQ(test, rps[i].peak, (unsigned int)(DEPTH + 1));
+	}
+	okp_unregister_kretprobes(list, PROBES);
+	okp_rt_expect_stubs_free(test);
+}
+
 /* A probed function sees the kernel's rethook trampoline as its return address. */
 static void okp_kretprobe_rethook_trampoline(struct kunit *test)
 {
@@ -811,6 +870,7 @@ static struct kunit_case okp_kretprobe_rethook_cases[] = {
 	KUNIT_CASE(okp_kretprobe_already_registered),
 	KUNIT_CASE(okp_kretprobe_rethook_task_exits_inside),
 	KUNIT_CASE(okp_kretprobe_rethook_large_maxactive),
+	KUNIT_CASE(okp_kretprobe_rethook_scale),
 	KUNIT_CASE(okp_kretprobe_rethook_trampoline),
 	KUNIT_CASE(okp_kretprobe_rethook_stacktrace),
 	KUNIT_CASE(okp_kretprobe_rethook_stacktrace_nested),
