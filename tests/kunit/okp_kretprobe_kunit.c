@@ -647,7 +647,7 @@ static void okp_kretprobe_rethook_scale(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, list);
 	for (i = 0; i < PROBES; i++) {
 		memset(&rps[i], 0, sizeof(rps[i]));
-		rps[i].kp.addr = okp_rt_recurse;
+		rps[i].kp.addr = (void *)okp_rt_recurse;
 		rps[i].entry_handler = okp_rt_scale_entry;
 		rps[i].handler = okp_rt_scale_return;
 		rps[i].data_size = sizeof(long);
