@@ -32,10 +32,40 @@ OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
 
 // arm_return's body, inlined into return_entry too: an entry hit pays no extra call and
 // prologue between the pre-handler walk and the pool.
+// The frame's return goes through the kernel's rethook (src/kernel/rethook.c): the kernel
+// keeps the real return address on the task's own list, where its unwinders find it.
+[[gnu::always_inline]] inline void arm_rethook(okp_kretprobe* rp, ReturnPool* pool,
+                                               okp_regs* regs, void* task) {
+  int was_hooked = 0;
+  okp_kretprobe_instance* ri = okp_seam_rethook_take(pool->rethook, &was_hooked);
+  if (!ri) {
+    count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
+    return;
+  }
+  if (was_hooked) {  // its task was freed inside the function: the kernel took it back
+    __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&rp->nreclaimed, 1, __ATOMIC_RELAXED);
+  }
+  ri->rp = rp;
+  ri->ret_addr = arch::return_address(regs);
+  ri->frame = arch::return_frame(regs);
+  ri->task = task;
+  if (rp->entry_handler && rp->entry_handler(ri, reinterpret_cast<pt_regs*>(regs))) {
+    okp_seam_rethook_recycle(ri);
+    return;
+  }
+  okp_seam_rethook_hook(ri, regs);
+  note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
+}
+
 [[gnu::always_inline]] inline void arm_frame(okp_kprobe* kp, okp_regs* regs, void* task) {
   okp_kretprobe* rp = return_probe_of(kp);
   ReturnPool* pool = pool_of(rp);
   if (!pool) return;
+  if (pool->rethook) {
+    arm_rethook(rp, pool, regs, task);
+    return;
+  }
   auto* pt = reinterpret_cast<pt_regs*>(regs);
   u32 index = 0;
   // An empty pool is a miss, as in the kernel's kretprobes: no reclaim scan here (it would
@@ -93,9 +123,12 @@ void unlink_pool(ReturnPool* pool) {
   }
 }
 
+usize instance_size_of(const okp_kretprobe* rp) {
+  return (sizeof(okp_kretprobe_instance) + rp->data_size + 7) & ~static_cast<usize>(7);
+}
+
 ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 nstubs) {
-  const usize instance_size =
-      (sizeof(okp_kretprobe_instance) + rp->data_size + 7) & ~static_cast<usize>(7);
+  const usize instance_size = instance_size_of(rp);
   const usize bytes = sizeof(ReturnPool) + nstubs * sizeof(u32) + nstubs * instance_size;
   auto* mem = static_cast<u8*>(okp_seam_alloc(bytes, OKP_GFP_KERNEL));
   if (!mem) return Error(Errno::kNoMem, "out of memory for the instance pool");
@@ -107,6 +140,26 @@ ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 nstubs) {
   pool->instances = mem + sizeof(ReturnPool) + nstubs * sizeof(u32);
   return pool;
 }
+
+// A pool of `want` rethook nodes: the kernel holds the instances, no stub is taken.
+ErrorOr<ReturnPool*> make_rethook_pool(okp_kretprobe* rp, u32 want) {
+  auto* pool = static_cast<ReturnPool*>(okp_seam_alloc(sizeof(ReturnPool), OKP_GFP_KERNEL));
+  if (!pool) return Error(Errno::kNoMem, "out of memory for the instance pool");
+  *pool = ReturnPool{};
+  pool->rp = rp;
+  pool->nstubs = want;
+  pool->instance_size = instance_size_of(rp);
+  pool->rethook = okp_seam_rethook_create(rp, want, pool->instance_size);
+  if (!pool->rethook) {
+    okp_seam_free(pool);
+    return Error(Errno::kNoMem, "out of memory for the kernel's rethook nodes");
+  }
+  return pool;
+}
+
+// Why return probes registered now use okprobes' stubs (a static string), or nullptr: the
+// kernel's rethook.
+const char* stubs_reason() { return okp_seam_rethook_unusable(); }
 
 // Called without the registry lock. The refusal is logged and kept for debugfs `refused`,
 // as a probe's are.
@@ -137,7 +190,8 @@ int publish(Locked lock, okp_kretprobe* rp, ReturnPool* pool, okp_kprobe** rollb
   if (err) {
     __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
     unlink_pool(pool);
-    release_stubs(pool, pool->nstubs);
+    if (pool->rethook) okp_seam_rethook_free(pool->rethook);
+    else release_stubs(pool, pool->nstubs);
   }
   return err;
 }
@@ -190,10 +244,11 @@ void describe_return_probe(const okp_kretprobe* rp, char* buf, usize len) {
   const unsigned long reentry = rp->nmissed_by[OKP_RP_MISS_REENTRY] + rp->kp.nmissed_by[OKP_MISS_REENTRY];
   okp_seam_format(buf, len,
                   " maxactive=%u in_use=%u peak=%u missed_pool_empty=%lu missed_reentry=%lu "
-                  "missed_disabled=%lu reclaimed=%lu%s",
+                  "missed_disabled=%lu reclaimed=%lu%s return=%s",
                   pool ? pool->nstubs : 0, pool ? __atomic_load_n(&pool->in_use, __ATOMIC_RELAXED) : 0,
                   rp->peak, pool_empty, reentry, rp->nmissed_by[OKP_RP_MISS_DISABLED],
-                  rp->nreclaimed, pool_empty ? " advice=\"raise maxactive\"" : "");
+                  rp->nreclaimed, pool_empty ? " advice=\"raise maxactive\"" : "",
+                  pool && pool->rethook ? "rethook" : "stubs");
 }
 
 }  // namespace okp
@@ -213,7 +268,8 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
     return refuse(rp, Errno::k2Big, "data_size over 4096 bytes per instance (KRETPROBE_MAX_DATA_SIZE)");
   const unsigned int want = rp->maxactive > 0 ? static_cast<unsigned int>(rp->maxactive)
                                               : default_maxactive();
-  if (want > arch::kReturnStubs) {
+  const bool use_stubs = stubs_reason() != nullptr;
+  if (use_stubs && want > arch::kReturnStubs) {
     char why[80];
     okp_seam_format(why, sizeof(why), "maxactive exceeds okprobes' return stubs (%u)",
                     static_cast<unsigned int>(arch::kReturnStubs));
@@ -228,13 +284,13 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
   {
     RegistryGuard guard;
     init_stubs();
-    auto made = make_pool(rp, want);
+    auto made = use_stubs ? make_pool(rp, want) : make_rethook_pool(rp, want);
     if (made.is_error()) {
       err = made.error().kernel_errno();
       own_refusal = made.error().reason();
     } else {
       pool = made.value();
-      err = take_stubs(pool, want);
+      err = pool->rethook ? 0 : take_stubs(pool, want);
       if (err) own_refusal = "not enough free return stubs for maxactive";
       else err = publish(guard, rp, pool, &rollback);
     }
@@ -259,6 +315,13 @@ namespace {
 // detached: no entry handler can arm a stub of this pool any more): frames that never return
 // give their instance back, and frames still inside will return through a detached stub.
 void detach_return_probe(Locked, ReturnPool* pool) {
+  if (pool->rethook) {
+    // No handler runs after the next grace period; the kernel frees the nodes, the ones
+    // still out when their frames return (see src/kernel/rethook.c on unload).
+    okp_seam_rethook_free(pool->rethook);
+    unlink_pool(pool);
+    return;
+  }
   reclaim_pool(pool);
   // The count goes up before each detach, so a task-free reclaim that no longer finds this
   // pool still scans for them.
@@ -276,7 +339,7 @@ void detach_return_probe(Locked, ReturnPool* pool) {
 // Bottom half, after the grace period (registry lock held): return paths and reclaims that
 // took a stub out of kArmed have finished, nobody follows this pool.
 void free_return_probe(Locked, okp_kretprobe* rp, ReturnPool* pool) {
-  for (u32 k = 0; k < pool->nstubs; ++k) {
+  for (u32 k = 0; !pool->rethook && k < pool->nstubs; ++k) {
     StubState& st = g_stubs[pool->stub_index[k]];
     st.instance = nullptr;
     st.pool = nullptr;

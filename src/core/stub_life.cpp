@@ -173,6 +173,28 @@ extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, 
   return ret_addr;
 }
 
+// A frame hooked through the kernel's rethook returned (src/kernel/rethook.c; preemption
+// off, inside the kernel's trampoline): the return handler runs as at a stub's return. The
+// kernel puts the instance back in its pool after this. Unregister calls rethook_free() (no
+// handler is called after it) and waits a grace period before the pool is freed, so pool and
+// rp are alive here.
+extern "C" OKP_HIT_PATH void okp_core_on_rethook_return(struct okp_kretprobe_instance* ri,
+                                                        struct okp_regs* regs,
+                                                        struct okp_cpu_state* cpu) {
+  okp_kretprobe* rp = ri->rp;
+  ReturnPool* pool = pool_of(rp);
+  if (!pool) return;
+  if (cpu->depth > 0) {
+    count_rp_miss(rp, OKP_RP_MISS_REENTRY);
+  } else if (rp_disabled(rp)) {
+    count_rp_miss(rp, OKP_RP_MISS_DISABLED);
+  } else if (rp->handler && push_frame(cpu, nullptr, kHandlers)) {
+    rp->handler(ri, reinterpret_cast<pt_regs*>(regs));
+    pop_frame(cpu);
+  }
+  __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
+}
+
 // Whether addr is where one of the return stubs starts: what a diverted return-address slot
 // holds (is_kretprobe_trampoline()'s question, one address per stub).
 extern "C" OKP_HIT_PATH int okp_core_is_return_stub(unsigned long addr) {
@@ -201,6 +223,7 @@ extern "C" OKP_HIT_PATH unsigned long okp_core_kretprobe_find_ret_addr(void* tas
 extern "C" void okp_core_on_task_free(void* task) {
   for (ReturnPool* pool = __atomic_load_n(&g_pools, __ATOMIC_ACQUIRE); pool;
        pool = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE)) {
+    if (pool->rethook) continue;  // the kernel's rethook_flush_task() takes those back
     for (u32 k = 0; k < pool->nstubs; ++k) reclaim_if_owned_by(pool->stub_index[k], task);
   }
   if (__atomic_load_n(&g_detached_live, __ATOMIC_ACQUIRE) <= 0) return;
@@ -212,9 +235,15 @@ extern "C" void okp_core_on_task_free(void* task) {
 
 // Stubs in use now (all pools and detached ones): KUnit and the stress test check it returns
 // to zero once every probe is unregistered and every frame returned.
+// Frames hooked through the kernel's rethook count too (their pools' in_use; a frame whose
+// task was freed inside the function counts until the kernel hands its node out again). The
+// caller holds an RCU read side (the pools), takes no lock: tests call it under stop_machine.
 extern "C" unsigned long okp_core_return_stubs_in_use(void) {
   unsigned long n = 0;
   for (u32 i = 0; i < arch::kReturnStubs; ++i)
     n += __atomic_load_n(&g_stubs[i].life, __ATOMIC_RELAXED) != kFree;
+  for (ReturnPool* pool = __atomic_load_n(&g_pools, __ATOMIC_ACQUIRE); pool;
+       pool = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE))
+    if (pool->rethook) n += __atomic_load_n(&pool->in_use, __ATOMIC_RELAXED);
   return n;
 }

@@ -19,16 +19,20 @@ struct StubLinks {
 // Free stubs: a lock-free stack of stub indices, linked through StubState::next_free.
 using StubStack = IndexStack<StubLinks>;
 
-// A pool: the stubs a return probe owns and the instances they stand for.
+// A pool: the stubs a return probe owns and the instances they stand for. With rethook set,
+// the probe's returns go through the kernel's rethook instead (src/kernel/rethook.c): the
+// instances are its nodes, there are no stubs (stub_index and instances are null), and the
+// pool is on no g_pools list (the kernel reclaims a freed task's nodes itself).
 struct ReturnPool {
   okp_kretprobe* rp;
   ReturnPool* next;           // g_pools link: registry lock to change, RCU to read
   StubStack free;
-  u32 nstubs;
+  u32 nstubs;                 // instances (maxactive), stubs or rethook nodes
   u32 in_use;                 // atomic: instances in use now
   usize instance_size;
   u32* stub_index;            // [nstubs]
   u8* instances;              // nstubs * instance_size
+  void* rethook;              // the kernel's struct rethook, or null: okprobes' stubs
 };
 
 // A stub's life: kFree (on a pool's or the global free stack) -> kArmed (a frame of a

@@ -76,6 +76,8 @@ void okp_return_init(void)
 {
 	int ret;
 
+	okp_rethook_init();
+
 	for_each_kernel_tracepoint(okp_find_task_free_tp, NULL);
 	if (!okp_task_free_tp) {
 		pr_warn("no sched_process_free tracepoint: return-probe instances of exited tasks are reclaimed only when their stack is reused\n");
