@@ -325,14 +325,19 @@ void detach_return_probe(Locked, ReturnPool* pool) {
   reclaim_pool(pool);
   // The count goes up before each detach, so a task-free reclaim that no longer finds this
   // pool still scans for them.
+  bool detached = false;
   for (u32 k = 0; k < pool->nstubs; ++k) {
     StubState& st = g_stubs[pool->stub_index[k]];
     __atomic_fetch_add(&g_detached_live, 1, __ATOMIC_ACQ_REL);
     u32 armed = kArmed;
-    if (!__atomic_compare_exchange_n(&st.life, &armed, kDetached, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
+    if (__atomic_compare_exchange_n(&st.life, &armed, kDetached, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+      detached = true;
+    else
       __atomic_fetch_sub(&g_detached_live, 1, __ATOMIC_RELEASE);
   }
+  // Those frames return into okprobes' stubs, whoever unloads what meanwhile.
+  if (detached) okp_seam_return_stubs_detached();
   unlink_pool(pool);
 }
 

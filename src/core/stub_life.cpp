@@ -238,6 +238,10 @@ extern "C" void okp_core_on_task_free(void* task) {
 // Frames hooked through the kernel's rethook count too (their pools' in_use; a frame whose
 // task was freed inside the function counts until the kernel hands its node out again). The
 // caller holds an RCU read side (the pools), takes no lock: tests call it under stop_machine.
+extern "C" int okp_core_detached_stubs_live(void) {
+  return __atomic_load_n(&g_detached_live, __ATOMIC_ACQUIRE) > 0;
+}
+
 extern "C" unsigned long okp_core_return_stubs_in_use(void) {
   unsigned long n = 0;
   for (u32 i = 0; i < arch::kReturnStubs; ++i)

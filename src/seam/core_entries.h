@@ -79,6 +79,8 @@ int okp_core_set_kretprobe_disabled(struct okp_kretprobe *rp, int disabled);
 unsigned long okp_core_kretprobe_find_ret_addr(void *task, unsigned long addr);
 int okp_core_is_return_stub(unsigned long addr);
 unsigned long okp_core_return_stubs_in_use(void);
+/* Nonzero while a frame may still return through a detached stub (no lock). */
+int okp_core_detached_stubs_live(void);
 /* A task is being freed (RCU read side held): reclaim the instances its frames still hold. */
 void okp_core_on_task_free(void *task);
 /* The kernel's rethook trampoline, through src/kernel/rethook.c (preemption off): a frame

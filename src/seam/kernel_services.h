@@ -126,6 +126,10 @@ unsigned int okp_seam_possible_cpus(void);
  * path (preemption off); take answers NULL when the pool is empty and sets *was_hooked when
  * the kernel recycled the instance without a return (its task freed inside the function).
  */
+/* Unregister detached armed stubs of okprobes' own (registry lock held): their frames will
+ * still return into okprobes' text, so the module must not go before they have (return.c). */
+void okp_seam_return_stubs_detached(void);
+
 struct okp_kretprobe_instance;
 const char *okp_seam_rethook_unusable(void);
 void *okp_seam_rethook_create(void *data, unsigned int num, unsigned long instance_size);

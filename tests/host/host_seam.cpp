@@ -316,6 +316,7 @@ extern "C" unsigned int okp_seam_possible_cpus(void) { return 2; }
 extern "C" const char* okp_seam_rethook_unusable(void) { return "no kernel on the host"; }
 extern "C" void* okp_seam_rethook_create(void*, unsigned int, unsigned long) { return nullptr; }
 extern "C" void okp_seam_rethook_free(void*) {}
+extern "C" void okp_seam_return_stubs_detached(void) {}
 extern "C" okp_kretprobe_instance* okp_seam_rethook_take(void*, int*) { return nullptr; }
 extern "C" void okp_seam_rethook_hook(okp_kretprobe_instance*, okp_regs*) {}
 extern "C" void okp_seam_rethook_recycle(okp_kretprobe_instance*) {}
