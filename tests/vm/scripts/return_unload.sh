@@ -5,6 +5,8 @@
 # holds a reference on itself until it has (src/kernel/return.c); unloading okprobes itself
 # (its kprobe events' return probes) waits for such a frame instead.
 okp_refs() { awk '$1 == "okprobes" {print $3}' /proc/modules; }
+# (return probes removed by the scripts before may have left okprobes holding itself a while)
+i=0; until [ "$(okp_refs)" = 0 ] || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
 check "no module holds okprobes here" is "$(okp_refs)" 0
 [ -w /proc/sys/debug/okprobes-return-stubs ] && echo 1 > /proc/sys/debug/okprobes-return-stubs
 insmod /okp/okretprobe_example.ko func=do_nanosleep
