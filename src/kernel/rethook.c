@@ -26,8 +26,8 @@
  * pointers into okprobes' data (rethook->data) are never followed again; okprobes may unload.
  *
  * Not exported: the functions are read from /proc/kallsyms and checked by sprint_symbol()
- * (kernel_internals.c). Used on x86-64 only for now: its entry pt_regs (regs->sp at the
- * return address) are what arch_rethook_prepare() expects from a kprobe.
+ * (kernel_internals.c). Used where the arch's folder says where an entry's return address is
+ * (rethook_frame.h: OKP_ARCH_RETHOOK_FRAME, okp_arch_rethook_prepare()).
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -46,10 +46,11 @@
 
 #include <okprobes/okprobes.h>
 #include "okp_glue.h"
+#include "rethook_frame.h"	/* the arch's folder (Kbuild) */
 
 static const char *okp_rethook_reason = "not decided yet";
 
-#if defined(CONFIG_RETHOOK) && defined(CONFIG_X86_64)
+#if defined(CONFIG_RETHOOK) && OKP_ARCH_RETHOOK_FRAME
 #define OKP_RETHOOK 1
 
 /* 6.7 moved the pool to an objpool (rethook_alloc takes the node size and count); 6.5 passed
@@ -151,9 +152,7 @@ void okp_seam_rethook_free(void *rh)
  * indirect calls (retpolines on Debian's kernels) were most of what rethook cost over the
  * stubs at entry (docs/benchmarks-return-rethook.md). What they do is the kernel's documented
  * contract: a node from the pool unless the rethook is being freed (handler NULL) or RCU is
- * not watching; then, x86-64's arch_rethook_prepare(): the return address at regs->sp goes
- * into the node, the trampoline's address into the stack slot, and the node onto the task's
- * list, which the trampoline and the unwinders read (current's own, so no lock).
+ * not watching; then the arch's arch_rethook_prepare() (rethook_frame.h).
  */
 #define OKP_RETHOOK_INLINE_POOL (!OKP_RETHOOK_OBJPOOL || \
 				 LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0))
@@ -181,12 +180,7 @@ static __always_inline struct rethook_node *okp_rethook_try_get(struct rethook *
 
 static __always_inline void okp_rethook_hook(struct rethook_node *node, struct pt_regs *regs)
 {
-	unsigned long *slot = (unsigned long *)regs->sp;
-
-	node->ret_addr = *slot;
-	node->frame = regs->sp;
-	*slot = okp_ksyms.arch_rethook_trampoline;
-	__llist_add(&node->llist, &current->rethooks);
+	okp_arch_rethook_prepare(node, regs, okp_ksyms.arch_rethook_trampoline);
 }
 
 /* Hit path, preemption off. NULL: the pool is empty (or being freed). *was_hooked: the node
