@@ -19,6 +19,10 @@ extern "C" {
 /* Returns NULL on failure. Memory is zeroed. */
 void *okp_seam_alloc(unsigned long size, enum okp_gfp gfp);
 void okp_seam_free(void *ptr);
+/* A large block (it may be virtually contiguous only): zeroed, may sleep; NULL on failure.
+ * Freed by okp_seam_free_large() in process context. */
+void *okp_seam_alloc_large(unsigned long size);
+void okp_seam_free_large(void *ptr);
 /* One log line, prefixed "okprobes: " by the glue. */
 void okp_seam_log(enum okp_log_level level, const char *msg);
 /* An invariant of the core is broken: the glue WARNs once and the caller must fail safe. */

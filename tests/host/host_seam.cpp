@@ -107,6 +107,12 @@ extern "C" void okp_seam_free(void* ptr) {
   std::free(ptr);
 }
 
+extern "C" void* okp_seam_alloc_large(unsigned long size) {
+  return okp_seam_alloc(size, OKP_GFP_KERNEL);
+}
+
+extern "C" void okp_seam_free_large(void* ptr) { okp_seam_free(ptr); }
+
 extern "C" void okp_seam_log(enum okp_log_level level, const char* msg) {
   if (std::getenv("OKP_HOST_LOG")) std::fprintf(stderr, "okprobes<%d>: %s\n", static_cast<int>(level), msg);
 }
