@@ -30,26 +30,23 @@ OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
   }
 }
 
-// arm_return's body, inlined into return_entry too: an entry hit pays no extra call and
-// prologue between the pre-handler walk and the pool.
 // The frame's return goes through the kernel's rethook (src/kernel/rethook.c): the kernel
 // keeps the real return address on the task's own list, where its unwinders find it.
 [[gnu::always_inline]] inline void arm_rethook(okp_kretprobe* rp, ReturnPool* pool,
-                                               okp_regs* regs, void* task) {
-  int was_hooked = 0;
-  okp_kretprobe_instance* ri = okp_seam_rethook_take(pool->rethook, &was_hooked);
-  if (!ri) {
+                                               okp_regs* regs) {
+  const unsigned long taken = okp_seam_rethook_take(pool->rethook);
+  if (!taken) {
     count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
     return;
   }
-  if (was_hooked) {  // its task was freed inside the function: the kernel took it back
+  if (taken & 1) {  // its task was freed inside the function: the kernel took it back
     __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&rp->nreclaimed, 1, __ATOMIC_RELAXED);
   }
+  auto* ri = reinterpret_cast<okp_kretprobe_instance*>(taken & ~1ul);
   ri->rp = rp;
   ri->ret_addr = arch::return_address(regs);
-  ri->frame = arch::return_frame(regs);
-  ri->task = task;
+  ri->frame = arch::return_frame(regs);  // ri->task: set by the glue
   if (rp->entry_handler && rp->entry_handler(ri, reinterpret_cast<pt_regs*>(regs))) {
     okp_seam_rethook_recycle(ri);
     return;
@@ -58,14 +55,10 @@ OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
   note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
 }
 
-[[gnu::always_inline]] inline void arm_frame(okp_kprobe* kp, okp_regs* regs, void* task) {
-  okp_kretprobe* rp = return_probe_of(kp);
-  ReturnPool* pool = pool_of(rp);
-  if (!pool) return;
-  if (pool->rethook) {
-    arm_rethook(rp, pool, regs, task);
-    return;
-  }
+// The frame's return goes through one of okprobes' stubs. Out of line: its registers and
+// stack would otherwise be saved on the rethook path too.
+[[gnu::noinline]] OKP_HIT_PATH void arm_stub(okp_kretprobe* rp, ReturnPool* pool, okp_regs* regs) {
+  void* const task = okp_seam_current_task();
   auto* pt = reinterpret_cast<pt_regs*>(regs);
   u32 slot = 0;
   // An empty pool is a miss, as in the kernel's kretprobes: no reclaim scan here (it would
@@ -75,8 +68,8 @@ OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
     count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
     return;
   }
-  u32 index = 0;
-  if (!take_stub(&index)) {
+  const u32 index = take_stub();
+  if (index == kNoStub) {
     pool->free.push(slot);
     count_rp_miss(rp, OKP_RP_MISS_NO_STUB);
     return;
@@ -108,12 +101,12 @@ OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
 
 }  // namespace
 
-OKP_HIT_PATH void arm_return(okp_kprobe* kp, okp_regs* regs, void* task) {
-  arm_frame(kp, regs, task);
-}
-
 OKP_HIT_PATH int return_entry(okp_kprobe* kp, pt_regs* regs) {
-  arm_frame(kp, reinterpret_cast<okp_regs*>(regs), okp_seam_current_task());
+  okp_kretprobe* rp = return_probe_of(kp);
+  ReturnPool* pool = pool_of(rp);
+  if (!pool) return 0;
+  if (pool->rethook) arm_rethook(rp, pool, reinterpret_cast<okp_regs*>(regs));
+  else arm_stub(rp, pool, reinterpret_cast<okp_regs*>(regs));
   return 0;
 }
 

@@ -23,12 +23,10 @@
 
 namespace okp {
 
-// The pre_handler of a return probe's entry probe (it only calls arm_return()).
+// The pre_handler of a return probe's entry probe: takes an instance of kp's return probe for
+// the frame entered at regs, runs the entry handler and diverts the frame's return (to a stub,
+// or to the kernel's rethook trampoline).
 int return_entry(okp_kprobe* kp, pt_regs* regs);
-// Takes an instance of kp's return probe for the frame entered at regs, runs the entry
-// handler and points the frame's return address at the instance's stub. The hit path calls
-// it directly for probes whose pre_handler is return_entry, with the current task.
-void arm_return(okp_kprobe* kp, okp_regs* regs, void* task);
 
 // The debugfs `list` suffix of a return probe: maxactive, peak, misses by cause and advice.
 void describe_return_probe(const okp_kretprobe* rp, char* buf, usize len);

@@ -106,13 +106,14 @@ void fill_pool(ReturnPool* pool) {
   for (u32 k = pool->ninstances; k > 0; --k) pool->free.push(k - 1);
 }
 
-OKP_HIT_PATH bool take_stub(u32* index) {
-  if (!g_free_stubs.pop(index)) return false;
+OKP_HIT_PATH u32 take_stub() {
+  u32 index;
+  if (!g_free_stubs.pop(&index)) return kNoStub;
   u32 high = __atomic_load_n(&g_stubs_high, __ATOMIC_RELAXED);
-  while (*index >= high && !__atomic_compare_exchange_n(&g_stubs_high, &high, *index + 1, true,
-                                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+  while (index >= high && !__atomic_compare_exchange_n(&g_stubs_high, &high, index + 1, true,
+                                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
   }
-  return true;
+  return index;
 }
 
 OKP_HIT_PATH void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause cause) {

@@ -87,8 +87,10 @@ bool try_reclaim(u32 index, StubLife life);
 // back to the global stack.
 void release_frame(u32 index, StubLife was);
 void give_back_reclaimed(u32 index, StubLife was);
-// A free stub for a frame (the entry path), or false when all are in use.
-bool take_stub(u32* index);
+// A free stub for a frame (the entry path), or kNoStub when all are in use (an index, not an
+// out-parameter: the hit path takes no local's address, so it needs no stack canary).
+constexpr u32 kNoStub = ~0u;
+u32 take_stub();
 void reclaim_if_owned_by(u32 index, const void* task);
 // Reclaims the armed stubs of pool whose frames are gone (registry lock or RCU read side).
 u32 reclaim_pool(ReturnPool* pool);

@@ -127,8 +127,9 @@ unsigned int okp_seam_possible_cpus(void);
  * instances of instance_size bytes (okp_kretprobe_instance and its data) whose returns call
  * okp_core_on_rethook_return; NULL when out of memory. free: no handler runs after the next
  * grace period; the kernel frees the pool and nodes still out. take/hook/recycle: the hit
- * path (preemption off); take answers NULL when the pool is empty and sets *was_hooked when
- * the kernel recycled the instance without a return (its task freed inside the function).
+ * path (preemption off); take answers 0 when the pool is empty, else the instance (its task
+ * set to the running one) with bit 0 set when the kernel recycled it without a return (its task
+ * freed inside the function): one word, no out-parameter whose address the caller must take.
  */
 /* Unregister detached armed stubs of okprobes' own (registry lock held): their frames will
  * still return into okprobes' text, so the module must not go before they have (return.c). */
@@ -138,7 +139,7 @@ struct okp_kretprobe_instance;
 const char *okp_seam_rethook_unusable(void);
 void *okp_seam_rethook_create(void *data, unsigned int num, unsigned long instance_size);
 void okp_seam_rethook_free(void *rethook);
-struct okp_kretprobe_instance *okp_seam_rethook_take(void *rethook, int *was_hooked);
+unsigned long okp_seam_rethook_take(void *rethook);
 void okp_seam_rethook_hook(struct okp_kretprobe_instance *ri, struct okp_regs *regs);
 void okp_seam_rethook_recycle(struct okp_kretprobe_instance *ri);
 
