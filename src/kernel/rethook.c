@@ -263,7 +263,7 @@ void okp_rethook_init(void)
 #ifndef CONFIG_RETHOOK
 	okp_rethook_reason = "the kernel has no rethook (CONFIG_RETHOOK is off)";
 #else
-	okp_rethook_reason = "rethook is not used on this arch yet";
+	okp_rethook_reason = OKP_ARCH_RETHOOK_WHY_NOT;
 #endif
 }
 
