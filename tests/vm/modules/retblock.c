@@ -176,7 +176,7 @@ static int __init okp_retblock_init(void)
 	int ret;
 
 	if (maxactive < (int)tasks) {
-		pr_err("OKP-RETBLOCK: maxactive %d < tasks %u: misses would be expected\n", maxactive, tasks);
+		pr_err("OKP-RETBLOCK-ERROR: maxactive %d < tasks %u: misses would be expected\n", maxactive, tasks);
 		return -EINVAL;
 	}
 	returned_per_task = kcalloc(tasks, sizeof(*returned_per_task), GFP_KERNEL);
@@ -198,7 +198,7 @@ static int __init okp_retblock_init(void)
 	for (i = 0; i < tasks; i++) {
 		task = kthread_run(okp_rblk_task, (void *)(unsigned long)i, "okp-rblock/%u", i);
 		if (IS_ERR(task)) {
-			pr_err("OKP-RETBLOCK: cannot start task %u: %ld\n", i, PTR_ERR(task));
+			pr_err("OKP-RETBLOCK-ERROR: cannot start task %u: %ld\n", i, PTR_ERR(task));
 			break;
 		}
 		started++;

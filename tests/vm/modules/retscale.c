@@ -209,7 +209,7 @@ static int __init okp_retscale_init(void)
 		probes[i].maxactive = maxactive;
 		err = okp_register_kretprobe(&probes[i]);
 		if (err) {
-			pr_err("OKP-RETSCALE: return probe %u of %u (maxactive %d) refused: %d %s\n",
+			pr_err("OKP-RETSCALE-REFUSED: return probe %u of %u (maxactive %d) refused: %d %s\n",
 			       i + 1, OKP_RSC_FNS, maxactive, err, okp_kprobe_reason(&probes[i].kp));
 			break;
 		}
@@ -227,7 +227,7 @@ static int __init okp_retscale_init(void)
 		for (t = 0; t < threads; t++) {
 			task = kthread_create(okp_rsc_caller, (void *)t, "okp-rscale/%lu", t);
 			if (IS_ERR(task)) {
-				pr_err("OKP-RETSCALE: cannot start caller %lu: %ld\n", t, PTR_ERR(task));
+				pr_err("OKP-RETSCALE-ERROR: cannot start caller %lu: %ld\n", t, PTR_ERR(task));
 				if (atomic_dec_and_test(&running))
 					complete(&threads_done);
 				continue;

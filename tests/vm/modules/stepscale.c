@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Step slots at production scale (issue 29): a breakpoint probe on each of the OKP_STEPS
- * (10,000) instructions of okp_steps_fn (stepscale_text*.S), each an instruction the arch
- * runs from an out-of-line slot (boosted or single-stepped, never emulated), all registered in
- * one okp_register_kprobes() call with jump optimization off (the script sets
- * debug.okprobes-optimization=0), so every probe holds a slot at once.
+ * (10,000) multiplications of okp_steps_fn_0..999 (stepscale_text*.S: ten each, then the
+ * return), each an instruction the arch runs from an out-of-line slot (boosted or
+ * single-stepped, never emulated or simulated), all registered in one okp_register_kprobes()
+ * call with jump optimization off (the script sets debug.okprobes-optimization=0), so every
+ * probe holds a slot at once. Running the text is calling the 1000 functions in turn, each on
+ * the last one's result: x * 3^OKP_STEPS.
  *
  * Driven by tests/vm/scripts/scale.sh in three steps:
- *   insmod        the text is what the probes expect; unprobed it computes x * 3^OKP_STEPS
+ *   insmod        unprobed the text computes x * 3^OKP_STEPS; OKP-STEPSCALE-SITES names the
+ *                 first and the last probed instruction (for debugfs explain)
  *   arm=1         the `n` probes register at once; one call hits each exactly once and
  *                 computes the same; the probes stay registered (the script reads debugfs)
  *   finish=1      they unregister at once; the text runs unprobed again with no hit; then the
@@ -24,10 +27,13 @@
 #include <linux/slab.h>
 #include <okprobes/okprobes.h>
 
-#define OKP_STEPS 10000		/* stepscale_text*.S */
-#define OKP_STEPS_INSN_SIZE 4	/* imul $3,%rax,%rax; add x0,x0,x0,lsl #1; mul a0,a0,a1 */
-unsigned long okp_steps_fn(unsigned long x);
-extern const u8 okp_steps_first[], okp_steps_end[];
+#define OKP_STEPS_FNS 1000	/* stepscale_text*.S */
+#define OKP_STEPS_PER_FN 10
+#define OKP_STEPS (OKP_STEPS_FNS * OKP_STEPS_PER_FN)
+#define OKP_STEPS_INSN_SIZE 4	/* imul $3,%rdi,%rdi; add x0,x0,x0,lsl #1; mul a0,a0,a1 */
+/* fn(x, 3) = x * 3^OKP_STEPS_PER_FN; riscv multiplies by its second argument. */
+typedef unsigned long (*okp_steps_fn_t)(unsigned long x, unsigned long three);
+extern const okp_steps_fn_t okp_steps_fns[OKP_STEPS_FNS];
 
 static unsigned int n = OKP_STEPS;
 module_param(n, uint, 0444);
@@ -42,6 +48,38 @@ static atomic_t *hits;	/* per instruction, by the pre-handler */
 static bool armed;
 static DEFINE_MUTEX(stage_lock);
 
+/* Running the text: each function on the last one's result. */
+static unsigned long okp_steps_run(unsigned long x)
+{
+	unsigned int f;
+
+	for (f = 0; f < OKP_STEPS_FNS; f++)
+		x = okp_steps_fns[f](x, 3);
+	return x;
+}
+
+/* A function's first multiplication: past an ENDBR64 (or the nop IBT seals it into) on
+ * x86-64, a BTI c on arm64. */
+static const u8 *first_insn(const void *fn)
+{
+#ifdef CONFIG_X86_64
+	static const u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const u8 sealed[4] = { 0x0f, 0x1f, 0x40, 0xd6 };
+
+	if (!memcmp(fn, endbr64, 4) || !memcmp(fn, sealed, 4))
+		return (const u8 *)fn + 4;
+#elif defined(CONFIG_ARM64)
+	if (*(const u32 *)fn == 0xd503245f)	/* bti c */
+		return (const u8 *)fn + 4;
+#endif
+	return fn;
+}
+
+static const u8 *site_of(unsigned int i)
+{
+	return first_insn(okp_steps_fns[i / OKP_STEPS_PER_FN]) + (i % OKP_STEPS_PER_FN) * OKP_STEPS_INSN_SIZE;
+}
+
 static unsigned long okp_steps_expected(unsigned long x)
 {
 	unsigned int i;
@@ -53,10 +91,7 @@ static unsigned long okp_steps_expected(unsigned long x)
 
 static int okp_steps_pre(struct okp_kprobe *p, struct pt_regs *regs)
 {
-	unsigned long i = ((const u8 *)p->addr - okp_steps_first) / OKP_STEPS_INSN_SIZE;
-
-	if (i < n)
-		atomic_inc(&hits[i]);
+	atomic_inc(&hits[p - probes]);
 	return 0;
 }
 
@@ -66,24 +101,25 @@ static void okp_steps_prepare(void)
 
 	memset(probes, 0, n * sizeof(*probes));
 	for (i = 0; i < n; i++) {
-		probes[i].addr = (void *)(okp_steps_first + i * OKP_STEPS_INSN_SIZE);
+		probes[i].addr = (void *)site_of(i);
 		probes[i].pre_handler = okp_steps_pre;
 		probe_ptrs[i] = &probes[i];
 	}
 }
 
-/* The batch's refusal: the first probe with a reason says why. */
+/* The batch's refusal: it stopped at the refused probe, the last one with a reason (the ones
+ * before it may carry a note, such as why they are not optimized; none after it was tried). */
 static void okp_steps_refused(int ret)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
+	for (i = n; i-- > 0;)
 		if (okp_kprobe_reason(&probes[i])[0]) {
-			pr_err("OKP-STEPSCALE: registering %u probes failed with %d at probe %u: %s\n",
+			pr_err("OKP-STEPSCALE-REFUSED: registering %u probes failed with %d at probe %u: %s\n",
 			       n, ret, i, okp_kprobe_reason(&probes[i]));
 			return;
 		}
-	pr_err("OKP-STEPSCALE: registering %u probes failed with %d\n", n, ret);
+	pr_err("OKP-STEPSCALE-REFUSED: registering %u probes failed with %d\n", n, ret);
 }
 
 static void okp_steps_arm(void)
@@ -110,7 +146,7 @@ static void okp_steps_arm(void)
 	       served_otherwise);
 
 	t = ktime_get_ns();
-	got = okp_steps_fn(x);
+	got = okp_steps_run(x);
 	pr_info("OKP-STEPSCALE-TIMES: one run through %u probes: %llu ms\n", n,
 		(ktime_get_ns() - t) / 1000000);
 	report(got == okp_steps_expected(x), "probed, the text computes what it computes unprobed (%#lx, %#lx)",
@@ -140,7 +176,7 @@ static void okp_steps_finish(void)
 	pr_info("OKP-STEPSCALE-TIMES: unregister %u: %llu ms\n", n, (ktime_get_ns() - t) / 1000000);
 	for (i = 0; i < n; i++)
 		atomic_set(&hits[i], 0);
-	got = okp_steps_fn(x);
+	got = okp_steps_run(x);
 	for (i = 0; i < n; i++)
 		still += atomic_read(&hits[i]) != 0;
 	report(got == okp_steps_expected(x) && !still,
@@ -153,7 +189,7 @@ static void okp_steps_finish(void)
 		okp_steps_refused(ret);
 	report(!ret, "the %u probes register again: every slot came back (%d)", n, ret);
 	if (!ret) {
-		got = okp_steps_fn(x);
+		got = okp_steps_run(x);
 		still = 0;
 		for (i = 0; i < n; i++)
 			still += atomic_read(&hits[i]) != 1;
@@ -208,15 +244,14 @@ static int __init okp_stepscale_init(void)
 {
 	unsigned long x = 7;
 
+	BUILD_BUG_ON(OKP_STEPS != 10000);
 	if (!n || n > OKP_STEPS) {
-		pr_err("OKP-STEPSCALE: n=%u: 1 to %u probes\n", n, OKP_STEPS);
+		pr_err("OKP-STEPSCALE-REFUSED: n=%u: 1 to %u probes\n", n, OKP_STEPS);
 		return -EINVAL;
 	}
-	report(okp_steps_end - okp_steps_first == OKP_STEPS * OKP_STEPS_INSN_SIZE,
-	       "the text is %u instructions of %u bytes (%td bytes)", OKP_STEPS, OKP_STEPS_INSN_SIZE,
-	       okp_steps_end - okp_steps_first);
-	report(okp_steps_fn(x) == okp_steps_expected(x), "unprobed, the text computes x * 3^%u",
+	report(okp_steps_run(x) == okp_steps_expected(x), "unprobed, the text computes x * 3^%u",
 	       OKP_STEPS);
+	pr_info("OKP-STEPSCALE-SITES: first=%pS last=%pS\n", site_of(0), site_of(n - 1));
 	probes = kvcalloc(n, sizeof(*probes), GFP_KERNEL);
 	probe_ptrs = kvcalloc(n, sizeof(*probe_ptrs), GFP_KERNEL);
 	hits = kvcalloc(n, sizeof(*hits), GFP_KERNEL);
