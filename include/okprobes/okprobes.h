@@ -152,6 +152,7 @@ enum okp_kretprobe_miss_cause {
 	OKP_RP_MISS_POOL_EMPTY = 0,	/* all maxactive instances in use: raise maxactive */
 	OKP_RP_MISS_REENTRY = 1,	/* entry hit inside a handler */
 	OKP_RP_MISS_DISABLED = 2,	/* the return probe is disabled */
+	OKP_RP_MISS_NO_STUB = 3,	/* every return stub held a suspended frame (stubs only) */
 	OKP_RP_MISS_NR
 };
 

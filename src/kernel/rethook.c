@@ -183,19 +183,21 @@ static __always_inline void okp_rethook_hook(struct rethook_node *node, struct p
 	okp_arch_rethook_prepare(node, regs, okp_ksyms.arch_rethook_trampoline);
 }
 
-/* Hit path, preemption off. NULL: the pool is empty (or being freed). *was_hooked: the node
- * was recycled by the kernel without a return (see hooked). */
-notrace struct okp_kretprobe_instance *okp_seam_rethook_take(void *rh, int *was_hooked)
+/* Hit path, preemption off. 0: the pool is empty (or being freed). Else the instance, with
+ * bit 0 set if the node was recycled by the kernel without a return (see hooked). */
+notrace unsigned long okp_seam_rethook_take(void *rh)
 {
 	struct rethook_node *node = okp_rethook_try_get(rh);
 	struct okp_rethook_frame *f;
+	unsigned long was_hooked;
 
 	if (!node)
-		return NULL;
+		return 0;
 	f = container_of(node, struct okp_rethook_frame, node);
-	*was_hooked = f->hooked;
+	was_hooked = f->hooked;
 	f->hooked = 0;
-	return &f->ri;
+	f->ri.task = current;
+	return (unsigned long)&f->ri | (was_hooked & 1);
 }
 NOKPROBE_SYMBOL(okp_seam_rethook_take);
 
@@ -241,9 +243,9 @@ void *okp_seam_rethook_create(void *data, unsigned int num, unsigned long instan
 	return NULL;
 }
 void okp_seam_rethook_free(void *rh) {}
-struct okp_kretprobe_instance *okp_seam_rethook_take(void *rh, int *was_hooked)
+unsigned long okp_seam_rethook_take(void *rh)
 {
-	return NULL;
+	return 0;
 }
 void okp_seam_rethook_hook(struct okp_kretprobe_instance *ri, struct okp_regs *regs) {}
 void okp_seam_rethook_recycle(struct okp_kretprobe_instance *ri) {}

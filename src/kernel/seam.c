@@ -7,6 +7,7 @@
 
 #include <linux/bug.h>
 #include <linux/kprobes.h>
+#include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
 #include <linux/slab.h>
@@ -25,6 +26,16 @@ void *okp_seam_alloc(unsigned long size, enum okp_gfp gfp)
 void okp_seam_free(void *ptr)
 {
 	kfree(ptr);
+}
+
+void *okp_seam_alloc_large(unsigned long size)
+{
+	return kvzalloc(size, GFP_KERNEL);
+}
+
+void okp_seam_free_large(void *ptr)
+{
+	kvfree(ptr);
 }
 
 int okp_seam_read_nofault(void *dst, okp_addr_t src, unsigned long len)

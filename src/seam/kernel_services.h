@@ -19,6 +19,10 @@ extern "C" {
 /* Returns NULL on failure. Memory is zeroed. */
 void *okp_seam_alloc(unsigned long size, enum okp_gfp gfp);
 void okp_seam_free(void *ptr);
+/* A large block (it may be virtually contiguous only): zeroed, may sleep; NULL on failure.
+ * Freed by okp_seam_free_large() in process context. */
+void *okp_seam_alloc_large(unsigned long size);
+void okp_seam_free_large(void *ptr);
 /* One log line, prefixed "okprobes: " by the glue. */
 void okp_seam_log(enum okp_log_level level, const char *msg);
 /* An invariant of the core is broken: the glue WARNs once and the caller must fail safe. */
@@ -123,8 +127,9 @@ unsigned int okp_seam_possible_cpus(void);
  * instances of instance_size bytes (okp_kretprobe_instance and its data) whose returns call
  * okp_core_on_rethook_return; NULL when out of memory. free: no handler runs after the next
  * grace period; the kernel frees the pool and nodes still out. take/hook/recycle: the hit
- * path (preemption off); take answers NULL when the pool is empty and sets *was_hooked when
- * the kernel recycled the instance without a return (its task freed inside the function).
+ * path (preemption off); take answers 0 when the pool is empty, else the instance (its task
+ * set to the running one) with bit 0 set when the kernel recycled it without a return (its task
+ * freed inside the function): one word, no out-parameter whose address the caller must take.
  */
 /* Unregister detached armed stubs of okprobes' own (registry lock held): their frames will
  * still return into okprobes' text, so the module must not go before they have (return.c). */
@@ -134,7 +139,7 @@ struct okp_kretprobe_instance;
 const char *okp_seam_rethook_unusable(void);
 void *okp_seam_rethook_create(void *data, unsigned int num, unsigned long instance_size);
 void okp_seam_rethook_free(void *rethook);
-struct okp_kretprobe_instance *okp_seam_rethook_take(void *rethook, int *was_hooked);
+unsigned long okp_seam_rethook_take(void *rethook);
 void okp_seam_rethook_hook(struct okp_kretprobe_instance *ri, struct okp_regs *regs);
 void okp_seam_rethook_recycle(struct okp_kretprobe_instance *ri);
 

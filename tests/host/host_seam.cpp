@@ -107,6 +107,12 @@ extern "C" void okp_seam_free(void* ptr) {
   std::free(ptr);
 }
 
+extern "C" void* okp_seam_alloc_large(unsigned long size) {
+  return okp_seam_alloc(size, OKP_GFP_KERNEL);
+}
+
+extern "C" void okp_seam_free_large(void* ptr) { okp_seam_free(ptr); }
+
 extern "C" void okp_seam_log(enum okp_log_level level, const char* msg) {
   if (std::getenv("OKP_HOST_LOG")) std::fprintf(stderr, "okprobes<%d>: %s\n", static_cast<int>(level), msg);
 }
@@ -317,7 +323,7 @@ extern "C" const char* okp_seam_rethook_unusable(void) { return "no kernel on th
 extern "C" void* okp_seam_rethook_create(void*, unsigned int, unsigned long) { return nullptr; }
 extern "C" void okp_seam_rethook_free(void*) {}
 extern "C" void okp_seam_return_stubs_detached(void) {}
-extern "C" okp_kretprobe_instance* okp_seam_rethook_take(void*, int*) { return nullptr; }
+extern "C" unsigned long okp_seam_rethook_take(void*) { return 0; }
 extern "C" void okp_seam_rethook_hook(okp_kretprobe_instance*, okp_regs*) {}
 extern "C" void okp_seam_rethook_recycle(okp_kretprobe_instance*) {}
 

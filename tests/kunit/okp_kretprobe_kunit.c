@@ -518,8 +518,8 @@ static const struct okp_rt_refusal okp_rt_refusals[] = {
 	{ "context switch (__switch_to)", -EINVAL, "next task", .symbol = "__switch_to" },
 	{ "blacklisted (notify_die)", -EINVAL, "blacklisted", .symbol = "notify_die" },
 	{ "unknown symbol", -ENOENT, "no text symbol", .symbol = "okp_rt_no_such_function" },
-	{ "maxactive too large", -ENOSPC, "maxactive", .symbol = "okp_t_riprel_load",
-	  .maxactive = 5000 },
+	{ "maxactive too large", -E2BIG, "maxactive over", .symbol = "okp_t_riprel_load",
+	  .maxactive = 100000 },
 };
 
 static void okp_rt_refusal_desc(const struct okp_rt_refusal *r, char *desc)
@@ -599,8 +599,9 @@ static void okp_kretprobe_rethook_task_exits_inside(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-/* maxactive is not bounded by okprobes' 4096 stubs: the kernel allocates the nodes. */
-static void okp_kretprobe_rethook_large_maxactive(struct kunit *test)
+/* maxactive is bounded by no global count: through rethook the kernel allocates the nodes,
+ * through okprobes' stubs the pool holds instances and a frame takes a stub at entry. */
+static void okp_kretprobe_large_maxactive(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -613,9 +614,10 @@ static void okp_kretprobe_rethook_large_maxactive(struct kunit *test)
 }
 
 /*
- * Scale (issue 29): 50 return probes with maxactive 128 on one function, 6400 instances in all,
- * more than okprobes' 4096 stubs: through rethook each probe's nodes are its own. A recursion
- * 101 deep gives every probe 101 exact entry/return pairs.
+ * Scale (issue 29): 50 return probes with maxactive 128 on one function, 6400 instances in all:
+ * through rethook each probe's nodes are its own; through the stubs registration reserves
+ * none, and the 5050 frames suspended at once take one each. A recursion 101 deep gives every
+ * probe 101 exact entry/return pairs.
  */
 static atomic_t okp_rt_scale_entries, okp_rt_scale_returns, okp_rt_scale_mispaired;
 
@@ -636,7 +638,7 @@ static int okp_rt_scale_return(struct okp_kretprobe_instance *ri, struct pt_regs
 	return 0;
 }
 
-static void okp_kretprobe_rethook_scale(struct kunit *test)
+static void okp_kretprobe_scale(struct kunit *test)
 {
 	enum { PROBES = 50, MAXACTIVE = 128, DEPTH = 100 };
 	static struct okp_kretprobe rps[PROBES];
@@ -821,6 +823,8 @@ static struct kunit_case okp_kretprobe_cases[] = {
 	KUNIT_CASE(okp_kretprobe_batch),
 	KUNIT_CASE_PARAM(okp_kretprobe_refusal, okp_rt_refusal_gen_params),
 	KUNIT_CASE(okp_kretprobe_already_registered),
+	KUNIT_CASE(okp_kretprobe_large_maxactive),
+	KUNIT_CASE(okp_kretprobe_scale),
 	{}
 };
 
@@ -869,8 +873,8 @@ static struct kunit_case okp_kretprobe_rethook_cases[] = {
 	KUNIT_CASE(okp_kretprobe_batch),
 	KUNIT_CASE(okp_kretprobe_already_registered),
 	KUNIT_CASE(okp_kretprobe_rethook_task_exits_inside),
-	KUNIT_CASE(okp_kretprobe_rethook_large_maxactive),
-	KUNIT_CASE(okp_kretprobe_rethook_scale),
+	KUNIT_CASE(okp_kretprobe_large_maxactive),
+	KUNIT_CASE(okp_kretprobe_scale),
 	KUNIT_CASE(okp_kretprobe_rethook_trampoline),
 	KUNIT_CASE(okp_kretprobe_rethook_stacktrace),
 	KUNIT_CASE(okp_kretprobe_rethook_stacktrace_nested),

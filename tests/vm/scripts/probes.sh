@@ -165,10 +165,14 @@ check "list is empty again" sh -c "[ ! -s $d/list ]"
 insmod /okp/okretprobe_example.ko func=do_exit 2>/dev/null
 check "a return probe on do_exit is refused: it never returns" \
   grep -q '^do_exit+0x0	-22	no return probe on do_exit.*never returns' $d/refused
-echo 1 > /proc/sys/debug/okprobes-return-stubs	# okprobes' stubs: at most 4096 instances
-insmod /okp/okretprobe_example.ko maxactive=5000 2>/dev/null
+echo 1 > /proc/sys/debug/okprobes-return-stubs	# okprobes' stubs: none reserved at registration
+insmod /okp/okretprobe_example.ko maxactive=20000
+check "through okprobes' stubs a return probe takes maxactive=20000, more than the stubs" \
+  grep -Eq '  r  kernel_clone\+0x[0-9a-f]+ .* maxactive=20000 .*return=stubs' $d/list
+rmmod okretprobe_example
+insmod /okp/okretprobe_example.ko maxactive=100000 2>/dev/null
 check "a return probe refused before its entry is placed is in debugfs refused too" \
-  grep -q "^kernel_clone+0x0	-28	maxactive exceeds okprobes' return stubs" $d/refused
+  grep -q "^kernel_clone+0x0	-7	maxactive over 65536 instances" $d/refused
 echo 0 > /proc/sys/debug/okprobes-return-stubs
 
 # 3b'. A task sleeping under an armed return probe: through the kernel's rethook, its
