@@ -170,6 +170,17 @@ static int okp_rsc_caller(void *arg)
 	return 0;
 }
 
+/* Misses of every cause: the pool, re-entry, disabled, no free stub. */
+static unsigned long misses_of(const struct okp_kretprobe *rp)
+{
+	unsigned long sum = rp->nmissed + rp->kp.nmissed;
+	unsigned int c;
+
+	for (c = 0; c < OKP_RP_MISS_NR; c++)
+		sum += rp->nmissed_by[c];
+	return sum;
+}
+
 /* Instances of frames still returning (a sleeper's last wake-up): wait for them a while. */
 static unsigned long wait_stubs_in_use(unsigned long want)
 {
@@ -251,7 +262,7 @@ static int __init okp_retscale_init(void)
 				first_bad = i;
 			bad_counts++;
 		}
-		if (probes[i].nmissed || probes[i].kp.nmissed)
+		if (misses_of(&probes[i]))
 			missed++;
 		max_peak = max(max_peak, probes[i].peak);
 	}
@@ -262,7 +273,7 @@ static int __init okp_retscale_init(void)
 		       first_bad < 0 ? 0 : atomic_long_read(&calls_made[first_bad]),
 		       first_bad < 0 ? 0 : atomic_long_read(&entries[first_bad]),
 		       first_bad < 0 ? 0 : atomic_long_read(&returns[first_bad]));
-		report(!missed, "no probe missed an entry or a return (nmissed 0; %u probes missed some)", missed);
+		report(!missed, "no probe missed an entry or a return, for any cause (%u probes missed some)", missed);
 		report(!atomic_long_read(&wrong_results),
 		       "probed, the functions return what they return unprobed (%ld wrong)",
 		       atomic_long_read(&wrong_results));

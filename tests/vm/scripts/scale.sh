@@ -52,7 +52,7 @@ for m in $mechanisms; do
   insmod /okp/okp_retblock.ko tasks=2000 maxactive=2048
   line=$(grep ' r  okp_rblk_wait+0x[0-9a-f]* \[okp_retblock\]' $d/list); echo "# list: $line"
   check "2000 tasks blocked under one return probe ($m): debugfs list shows all 2000 in use at once, none missed" \
-    sh -c "echo '$line' | grep -q 'hits=2000 nmissed=0 maxactive=2048 in_use=2000 peak=2000 missed_pool_empty=0 missed_reentry=0 .*return=$m'"
+    sh -c "echo '$line' | grep -q 'hits=2000 nmissed=0 maxactive=2048 in_use=2000 peak=2000 missed_pool_empty=0 missed_reentry=0 missed_disabled=0 missed_no_stub=0 .*return=$m'"
   echo 1 > /sys/module/okp_retblock/parameters/release
   check "2000 tasks blocked under one return probe ($m): after release the probe is gone from debugfs list" \
     sh -c "! grep -q okp_rblk_wait $d/list"
