@@ -1,7 +1,8 @@
 # Guest script (busybox sh): return probes and step slots at production scale (issue 29), with
 # okp_retscale.ko, okp_retblock.ko and okp_stepscale.ko in /okp (tests/vm/modules/retscale.c,
-# retblock.c, stepscale.c). Appended to probes.sh (x86-64, arm64) and stress_riscv.sh (riscv64),
-# both on 4 vCPUs, in the same boot (it continues their numbering), before return_unload.sh.
+# retblock.c, stepscale.c). Appended to probes.sh (x86-64, arm64) and stress_riscv.sh
+# (riscv64, make check-long), both on 4 vCPUs, in the same boot (it continues their
+# numbering), before return_unload.sh.
 #   1. 50 return probes with maxactive 128 on 50 functions 4 kthreads call, nested and
 #      sleeping inside: exact entry/return pairs per probe, no miss, real results, no stub left
 #   2. one return probe (maxactive 2048) on a function 2000 tasks block in at once: debugfs
