@@ -2,7 +2,9 @@
 /*
  * KUnit suite "okprobes_kretprobe": return probes end to end on this module's own functions
  * (C functions are ftrace sites on a kernel built with -pg: their entry goes through
- * ftrace; okp_t_riprel_load in probe_targets_x86.S has none: its entry is a breakpoint).
+ * ftrace; okp_t_riprel_load in probe_targets_x86.S has none: its entry is a breakpoint),
+ * through okprobes' stubs, forced wherever the kernel's rethook could be used. The shared cases
+ * (okp_kretprobe_kunit.h) run through rethook too, in okp_kretprobe_rethook_kunit.c.
  * Every test checks that the probed function's callers still get their real results, and
  * that no return stub stays in use once the probes are gone.
  */
@@ -13,15 +15,15 @@
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <linux/stacktrace.h>
 
 #include <okprobes/okprobes.h>
+#include "okp_kretprobe_kunit.h"
 #include "okp_need_breakpoints.h"
 
 long okp_t_helper(long a);	/* 3a + 7, probe_targets_x86.S */
 
 /* The probed functions: noinline and with a result that depends on the argument. */
-static noinline long okp_rt_mul3(long a, long b)
+noinline long okp_rt_mul3(long a, long b)
 {
 	barrier();
 	return a * 3 + b;
@@ -48,43 +50,34 @@ static noinline long okp_rt_sleep(long a)
 	return a + 1;
 }
 
-static DECLARE_COMPLETION(okp_rt_exit_now);
-static DECLARE_COMPLETION(okp_rt_exited);
+DECLARE_COMPLETION(okp_rt_exit_now);
+DECLARE_COMPLETION(okp_rt_exited);
 
 /* Enters, waits for the test, then exits inside: it never returns to its caller. */
-static noinline long okp_rt_exit_inside(long a)
+noinline long okp_rt_exit_inside(long a)
 {
 	wait_for_completion(&okp_rt_exit_now);
 	kthread_complete_and_exit(&okp_rt_exited, 0);
 }
 
 /* What the probed function itself sees as its return address, raw and mapped back. */
-static unsigned long okp_rt_raw_ret, okp_rt_mapped_ret;
-static noinline long okp_rt_whoami(long a)
+unsigned long okp_rt_raw_ret;
+static unsigned long okp_rt_mapped_ret;
+noinline long okp_rt_whoami(long a)
 {
 	okp_rt_raw_ret = (unsigned long)__builtin_return_address(0);
 	okp_rt_mapped_ret = okp_kretprobe_find_ret_addr(NULL, okp_rt_raw_ret);
 	return a;
 }
 
-static noinline long okp_rt_call_site(long a)
+noinline long okp_rt_call_site(long a)
 {
 	return okp_rt_whoami(a) + 1;	/* not a tail call: the return address is here */
 }
 
 /* --- Handlers: record pairs in order. --- */
 
-#define OKP_RT_LOG 64
-struct okp_rt_log {
-	long entries[OKP_RT_LOG], returns[OKP_RT_LOG];
-	unsigned int nentry, nreturn;
-	long retvals[OKP_RT_LOG];
-	unsigned long ret_ips[OKP_RT_LOG];
-	unsigned long retaddrs[OKP_RT_LOG];	/* okp_get_kretprobe_retaddr() */
-	bool data_mismatch;
-	bool skip_entries;	/* entry_handler returns 1 */
-};
-static struct okp_rt_log okp_rt;
+struct okp_rt_log okp_rt;
 
 struct okp_rt_data {
 	long arg;
@@ -121,7 +114,7 @@ static int okp_rt_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs
 	return 0;
 }
 
-static void okp_rt_setup(struct okp_kretprobe *rp, void *fn, int maxactive)
+void okp_rt_setup(struct okp_kretprobe *rp, void *fn, int maxactive)
 {
 	memset(rp, 0, sizeof(*rp));
 	memset(&okp_rt, 0, sizeof(okp_rt));
@@ -132,14 +125,14 @@ static void okp_rt_setup(struct okp_kretprobe *rp, void *fn, int maxactive)
 	rp->maxactive = maxactive;
 }
 
-static void okp_rt_expect_stubs_free(struct kunit *test)
+void okp_rt_expect_stubs_free(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), 0UL);
 }
 
 /* --- Tests --- */
 
-static void okp_kretprobe_pairs_and_values(struct kunit *test)
+void okp_kretprobe_pairs_and_values(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 	long i;
@@ -172,7 +165,7 @@ static void okp_kretprobe_pairs_and_values(struct kunit *test)
 }
 
 /* The entry of an asm function is a breakpoint (no ftrace site), not ftrace. */
-static void okp_kretprobe_breakpoint_entry(struct kunit *test)
+void okp_kretprobe_breakpoint_entry(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -188,7 +181,7 @@ static void okp_kretprobe_breakpoint_entry(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-static void okp_kretprobe_recursion_lifo(struct kunit *test)
+void okp_kretprobe_recursion_lifo(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 	unsigned int i;
@@ -209,7 +202,7 @@ static void okp_kretprobe_recursion_lifo(struct kunit *test)
 }
 
 /* maxactive 3, depth 5: the outer three frames get instances, two misses, then recovery. */
-static void okp_kretprobe_exhaustion(struct kunit *test)
+void okp_kretprobe_exhaustion(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -272,7 +265,7 @@ static void okp_rt_release_sleepers(struct task_struct **t, int n)
 }
 
 /* Tasks sleep inside the probed function; each return pairs with its own entry. */
-static void okp_kretprobe_sleepers(struct kunit *test)
+void okp_kretprobe_sleepers(struct kunit *test)
 {
 	enum { N = 6 };
 	struct task_struct *t[N];
@@ -301,7 +294,7 @@ static void okp_kretprobe_sleepers(struct kunit *test)
 }
 
 /* Unregistered while tasks sleep inside: their frames return safely, without the handler. */
-static void okp_kretprobe_unregister_while_inside(struct kunit *test)
+void okp_kretprobe_unregister_while_inside(struct kunit *test)
 {
 	enum { N = 3 };
 	struct task_struct *t[N];
@@ -319,7 +312,7 @@ static void okp_kretprobe_unregister_while_inside(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-static int okp_rt_exiter(void *arg)
+int okp_rt_exiter(void *arg)
 {
 	okp_rt_exit_inside((long)arg);
 	return 0;	/* not reached */
@@ -395,7 +388,7 @@ static void okp_kretprobe_detached_then_exit(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-static void okp_kretprobe_entry_handler_skips(struct kunit *test)
+void okp_kretprobe_entry_handler_skips(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -412,7 +405,7 @@ static void okp_kretprobe_entry_handler_skips(struct kunit *test)
 	okp_unregister_kretprobe(&rp);
 }
 
-static void okp_kretprobe_enable_disable(struct kunit *test)
+void okp_kretprobe_enable_disable(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -453,7 +446,7 @@ static void okp_kretprobe_stack_trace_mapping(struct kunit *test)
 }
 
 /* data_size up to KRETPROBE_MAX_DATA_SIZE works; one byte more is -E2BIG, as in kprobes. */
-static void okp_kretprobe_data_size_limit(struct kunit *test)
+void okp_kretprobe_data_size_limit(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -474,7 +467,7 @@ static void okp_kretprobe_data_size_limit(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-static void okp_kretprobe_batch(struct kunit *test)
+void okp_kretprobe_batch(struct kunit *test)
 {
 	static struct okp_kretprobe a, bad;
 	struct okp_kretprobe *rps[] = { &a, &bad };
@@ -547,7 +540,7 @@ static void okp_kretprobe_refusal(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-static void okp_kretprobe_already_registered(struct kunit *test)
+void okp_kretprobe_already_registered(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -560,48 +553,10 @@ static void okp_kretprobe_already_registered(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-/* --- The same return probes through the kernel's rethook (src/kernel/rethook.c). --- */
-
-/*
- * Tasks exit inside the probed function: the kernel takes their nodes back when it frees the
- * tasks (rethook_flush_task()), without a return; okprobes counts them as reclaimed when the
- * kernel hands them out again. The pool is whole: N more entries, no miss.
- */
-static void okp_kretprobe_rethook_task_exits_inside(struct kunit *test)
-{
-	enum { N = 3 };
-	struct okp_kretprobe rp;
-	int round, i;
-
-	okp_rt_setup(&rp, okp_rt_exit_inside, N);
-	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
-	for (round = 1; round <= 2; round++) {
-		reinit_completion(&okp_rt_exit_now);
-		reinit_completion(&okp_rt_exited);
-		for (i = 0; i < N; i++)
-			WARN_ON(IS_ERR(kthread_run(okp_rt_exiter, (void *)(long)i, "okp_rt_exit_%d", i)));
-		for (i = 0; i < 500 && READ_ONCE(okp_rt.nentry) < round * N; i++)
-			msleep(10);
-		KUNIT_EXPECT_EQ(test, okp_rt.nentry, (unsigned int)(round * N));
-		KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), (unsigned long)N);
-		complete_all(&okp_rt_exit_now);
-		for (i = 0; i < N; i++)
-			wait_for_completion(&okp_rt_exited);
-		for (i = 0; i < 3; i++) {	/* the tasks are freed from RCU callbacks */
-			rcu_barrier();
-			msleep(10);
-		}
-	}
-	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 0U);
-	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
-	KUNIT_EXPECT_EQ(test, rp.nreclaimed, (unsigned long)N);
-	okp_unregister_kretprobe(&rp);
-	okp_rt_expect_stubs_free(test);
-}
 
 /* maxactive is bounded by no global count: through rethook the kernel allocates the nodes,
  * through okprobes' stubs the pool holds instances and a frame takes a stub at entry. */
-static void okp_kretprobe_large_maxactive(struct kunit *test)
+void okp_kretprobe_large_maxactive(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -638,7 +593,7 @@ static int okp_rt_scale_return(struct okp_kretprobe_instance *ri, struct pt_regs
 	return 0;
 }
 
-static void okp_kretprobe_scale(struct kunit *test)
+void okp_kretprobe_scale(struct kunit *test)
 {
 	enum { PROBES = 50, MAXACTIVE = 128, DEPTH = 100 };
 	static struct okp_kretprobe rps[PROBES];
@@ -673,158 +628,14 @@ static void okp_kretprobe_scale(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-/* A probed function sees the kernel's rethook trampoline as its return address. */
-static void okp_kretprobe_rethook_trampoline(struct kunit *test)
-{
-	struct okp_kretprobe rp;
-	unsigned long real;
 
-	okp_rt_call_site(1);
-	real = okp_rt_raw_ret;
-	okp_rt_setup(&rp, okp_rt_whoami, 2);
-	KUNIT_ASSERT_EQ(test, okp_register_kretprobe(&rp), 0);
-	KUNIT_EXPECT_EQ(test, okp_rt_call_site(2), 3L);
-	KUNIT_EXPECT_NE(test, okp_rt_raw_ret, real);
-	KUNIT_EXPECT_TRUE(test, okp_is_kretprobe_trampoline(okp_rt_raw_ret));
-	KUNIT_EXPECT_FALSE(test, okp_is_kretprobe_trampoline(real));
-	KUNIT_EXPECT_EQ(test, okp_rt.retaddrs[0], real);
-	okp_unregister_kretprobe(&rp);
-}
-
-/*
- * 6.1's lib/test_kprobes.c test_stacktrace_on_kretprobe and
- * test_stacktrace_on_nested_kretprobe, on okprobes: a stack trace taken in a return handler
- * shows the probed function's real return address (and, nested, its caller's next), not a
- * trampoline.
- */
-static unsigned long okp_st_target_ret[2];	/* [0] internal target's, [1] target's */
-static bool okp_st_nested;
-static struct kunit *okp_st_test;
-
-static noinline unsigned long okp_st_internal_target(void)
-{
-	if (!okp_st_target_ret[0])
-		okp_st_target_ret[0] = (unsigned long)__builtin_return_address(0);
-	return okp_st_target_ret[0];
-}
-
-static noinline unsigned long okp_st_target(void)
-{
-	if (!okp_st_target_ret[1])
-		okp_st_target_ret[1] = (unsigned long)__builtin_return_address(0);
-	if (okp_st_nested)
-		okp_st_internal_target();
-	return okp_st_target_ret[1];
-}
-
-static noinline unsigned long okp_st_driver(void)
-{
-	okp_st_target();
-	/* keeps this function out of line */
-	return (unsigned long)__builtin_return_address(0);
-}
-
-#define OKP_ST_DEPTH 16
-static unsigned long okp_st_stack[OKP_ST_DEPTH];
-
-static int okp_st_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct kunit *test = okp_st_test;
-	unsigned int i, n;
-
-	KUNIT_EXPECT_FALSE(test, preemptible());
-	KUNIT_EXPECT_EQ(test, regs_return_value(regs), okp_st_target_ret[1]);
-	n = stack_trace_save(okp_st_stack, OKP_ST_DEPTH, 0);
-	KUNIT_EXPECT_NE(test, n, 0U);
-	for (i = 0; i < n; i++)
-		if (okp_st_stack[i] == okp_st_target_ret[1])
-			break;
-	KUNIT_EXPECT_NE_MSG(test, i, n, "the target's return address %pS is not in the trace",
-			    (void *)okp_st_target_ret[1]);
-	return 0;
-}
-
-static int okp_st_internal_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct kunit *test = okp_st_test;
-	unsigned int i, n;
-
-	KUNIT_EXPECT_FALSE(test, preemptible());
-	KUNIT_EXPECT_EQ(test, regs_return_value(regs), okp_st_target_ret[0]);
-	n = stack_trace_save(okp_st_stack, OKP_ST_DEPTH, 0);
-	KUNIT_EXPECT_NE(test, n, 0U);
-	/* The internal target's return address, and next the target's (its frame is hooked too). */
-	for (i = 0; i + 1 < n; i++) {
-		if (okp_st_stack[i] == okp_st_target_ret[0]) {
-			KUNIT_EXPECT_EQ_MSG(test, okp_st_stack[i + 1], okp_st_target_ret[1],
-					    "after %pS: %pS, not %pS", (void *)okp_st_stack[i],
-					    (void *)okp_st_stack[i + 1], (void *)okp_st_target_ret[1]);
-			break;
-		}
-	}
-	KUNIT_EXPECT_NE_MSG(test, i + 1, n, "the internal target's return address %pS is not in the trace",
-			    (void *)okp_st_target_ret[0]);
-	return 0;
-}
-
-static void okp_st_setup(struct kunit *test, struct okp_kretprobe *rp, void *fn,
-			 okp_kretprobe_handler_t handler)
-{
-	memset(rp, 0, sizeof(*rp));
-	rp->kp.addr = fn;
-	rp->handler = handler;
-	okp_st_test = test;
-}
-
-static void okp_kretprobe_rethook_stacktrace(struct kunit *test)
-{
-	unsigned long myretaddr = (unsigned long)__builtin_return_address(0);
-	struct okp_kretprobe rp;
-
-	okp_st_nested = false;
-	/* Records the target's return address, and shows the driver is not inlined. */
-	KUNIT_ASSERT_NE(test, myretaddr, okp_st_driver());
-	okp_st_setup(test, &rp, okp_st_target, okp_st_return);
-	KUNIT_ASSERT_EQ_MSG(test, okp_register_kretprobe(&rp), 0, "%s", okp_kprobe_reason(&rp.kp));
-	KUNIT_ASSERT_NE(test, myretaddr, okp_st_driver());
-	KUNIT_EXPECT_EQ(test, rp.nmissed, 0);
-	okp_unregister_kretprobe(&rp);
-}
-
-static void okp_kretprobe_rethook_stacktrace_nested(struct kunit *test)
-{
-	unsigned long myretaddr = (unsigned long)__builtin_return_address(0);
-	static struct okp_kretprobe outer, inner;
-	struct okp_kretprobe *rps[] = { &outer, &inner };
-
-	okp_st_nested = true;
-	KUNIT_ASSERT_NE(test, myretaddr, okp_st_driver());	/* records [0] too */
-	okp_st_setup(test, &outer, okp_st_target, okp_st_return);
-	okp_st_setup(test, &inner, okp_st_internal_target, okp_st_internal_return);
-	KUNIT_ASSERT_EQ(test, okp_register_kretprobes(rps, 2), 0);
-	KUNIT_ASSERT_NE(test, myretaddr, okp_st_driver());
-	okp_unregister_kretprobes(rps, 2);
-	okp_st_nested = false;
-}
-
+/* The shared cases (okp_kretprobe_kunit.h), then the stubs' own. */
 static struct kunit_case okp_kretprobe_cases[] = {
-	KUNIT_CASE(okp_kretprobe_pairs_and_values),
-	KUNIT_CASE(okp_kretprobe_breakpoint_entry),
-	KUNIT_CASE(okp_kretprobe_recursion_lifo),
-	KUNIT_CASE(okp_kretprobe_exhaustion),
-	KUNIT_CASE(okp_kretprobe_sleepers),
-	KUNIT_CASE(okp_kretprobe_unregister_while_inside),
+	OKP_KRETPROBE_COMMON_CASES,
 	KUNIT_CASE(okp_kretprobe_task_exits_inside),
 	KUNIT_CASE(okp_kretprobe_detached_then_exit),
-	KUNIT_CASE(okp_kretprobe_entry_handler_skips),
-	KUNIT_CASE(okp_kretprobe_enable_disable),
 	KUNIT_CASE(okp_kretprobe_stack_trace_mapping),
-	KUNIT_CASE(okp_kretprobe_data_size_limit),
-	KUNIT_CASE(okp_kretprobe_batch),
 	KUNIT_CASE_PARAM(okp_kretprobe_refusal, okp_rt_refusal_gen_params),
-	KUNIT_CASE(okp_kretprobe_already_registered),
-	KUNIT_CASE(okp_kretprobe_large_maxactive),
-	KUNIT_CASE(okp_kretprobe_scale),
 	{}
 };
 
@@ -848,42 +659,4 @@ static struct kunit_suite okp_kretprobe_suite = {
 	.suite_exit = okp_kretprobe_suite_exit,
 	.test_cases = okp_kretprobe_cases,
 };
-
-/* Each case skips where return probes use okprobes' stubs (no rethook), saying why. */
-static int okp_kretprobe_rethook_init(struct kunit *test)
-{
-	const char *why = okp_return_stubs_reason();
-
-	if (why)
-		kunit_skip(test, "return probes use okprobes' stubs: %s", why);
-	return 0;
-}
-
-/* The mechanism-neutral cases of okprobes_kretprobe, then rethook's own. */
-static struct kunit_case okp_kretprobe_rethook_cases[] = {
-	KUNIT_CASE(okp_kretprobe_pairs_and_values),
-	KUNIT_CASE(okp_kretprobe_breakpoint_entry),
-	KUNIT_CASE(okp_kretprobe_recursion_lifo),
-	KUNIT_CASE(okp_kretprobe_exhaustion),
-	KUNIT_CASE(okp_kretprobe_sleepers),
-	KUNIT_CASE(okp_kretprobe_unregister_while_inside),
-	KUNIT_CASE(okp_kretprobe_entry_handler_skips),
-	KUNIT_CASE(okp_kretprobe_enable_disable),
-	KUNIT_CASE(okp_kretprobe_data_size_limit),
-	KUNIT_CASE(okp_kretprobe_batch),
-	KUNIT_CASE(okp_kretprobe_already_registered),
-	KUNIT_CASE(okp_kretprobe_rethook_task_exits_inside),
-	KUNIT_CASE(okp_kretprobe_large_maxactive),
-	KUNIT_CASE(okp_kretprobe_scale),
-	KUNIT_CASE(okp_kretprobe_rethook_trampoline),
-	KUNIT_CASE(okp_kretprobe_rethook_stacktrace),
-	KUNIT_CASE(okp_kretprobe_rethook_stacktrace_nested),
-	{}
-};
-
-static struct kunit_suite okp_kretprobe_rethook_suite = {
-	.name = "okprobes_kretprobe_rethook",
-	.init = okp_kretprobe_rethook_init,
-	.test_cases = okp_kretprobe_rethook_cases,
-};
-kunit_test_suites(&okp_kretprobe_suite, &okp_kretprobe_rethook_suite);
+kunit_test_suites(&okp_kretprobe_suite);
