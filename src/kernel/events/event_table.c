@@ -10,12 +10,15 @@
  * Locking (events.h): callers hold okp_events_change_mutex; the list is changed with
  * okp_events_mutex taken here too, and an event's files are removed after it is released.
  */
+#include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
 #include "events.h"
+#include "../okp_glue.h"
+#include "event_address.h"	/* the arch's folder (Kbuild) */
 
 DEFINE_MUTEX(okp_events_change_mutex);
 DEFINE_MUTEX(okp_events_mutex);
@@ -56,6 +59,21 @@ static struct okp_kprobe *okp_probe_kprobe(struct okp_event_probe *probe)
 	return probe->event->is_return ? &probe->rp.kp : &probe->kp;
 }
 
+/* Where the kernel's own kprobe event on the same place would be, which records print
+ * (event_address.h): the address okprobes probes, or the function's start where the kernel
+ * would not have moved a probe asked there past the landing pad. */
+static unsigned long okp_probe_record_address(const struct okp_event_probe *probe,
+					      const struct okp_kprobe *kp)
+{
+	unsigned long probed = (unsigned long)kp->addr, start, size;
+	char name[KSYM_NAME_LEN];
+
+	if (!OKP_ARCH_EVENT_RECORDS_FUNCTION_START || !probe->symbol || probe->offset ||
+	    !okp_symbol_extent(probed, name, sizeof(name), &start, &size))
+		return probed;
+	return start;
+}
+
 static int okp_probe_register(struct okp_event_probe *probe)
 {
 	struct okp_event *ev = probe->event;
@@ -77,6 +95,8 @@ static int okp_probe_register(struct okp_event_probe *probe)
 	if (ret)
 		pr_info("okprobes: event %s/%s: probe on %s refused: %d %s\n", ev->group, ev->name,
 			probe->symbol ?: "an address", ret, okp_kprobe_reason(kp));
+	else
+		probe->record_addr = okp_probe_record_address(probe, kp);
 	return ret;
 }
 

@@ -126,6 +126,9 @@ struct okp_event_probe {
 	bool pending;			/* its module is not loaded: no probe registered */
 	unsigned long addr;		/* the address asked for, when no symbol */
 	unsigned int offset;
+	/* the probed address its records print (the kernel's choice, event_address.h): set when
+	 * its probe is registered, read at each hit */
+	unsigned long record_addr;
 	int maxactive;
 	unsigned int nargs;
 	struct okp_fetch_arg *args;	/* names and types the same in every probe of an event */

@@ -77,7 +77,7 @@ int okp_event_kprobe_hit(struct okp_kprobe *kp, struct pt_regs *regs)
 {
 	struct okp_event_probe *probe = container_of(kp, struct okp_event_probe, kp);
 
-	okp_event_write_record(probe, regs, (unsigned long)kp->addr, 0);
+	okp_event_write_record(probe, regs, probe->record_addr, 0);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_event_kprobe_hit);

@@ -294,13 +294,8 @@ if [ -n "$kernel_events" ]; then
   echo 0 > $t/events/okp/cmp/enable; echo 0 > $d/events/okp/cmp/enable
   ours=$(grep ' cmp: ' $d/trace | sed 's/.*: cmp: //'); theirs=$(grep ' cmp: ' $t/trace | sed 's/.*: cmp: //')
   echo "# okprobes: $ours"; echo "# kernel:   $theirs"
-  # arm64: okprobes serves a function's entry at its ftrace call site (+0x4) and records that
-  # address; the kernel (no KPROBES_ON_FTRACE there) probes and records +0x0. A known
-  # difference, not yet fixed (docs/events.md): compared apart from that offset, said as such.
-  if [ "$(uname -m)" = aarch64 ] && [ "$ours" != "$theirs" ]; then
-    ours=$(echo "$ours" | sed 's/^(okp_target_read+0x4\//(okp_target_read+0x0\//')
-    n=$((n + 1)); echo "ok $n - ... at the same offset # SKIP arm64: okprobes records its ftrace call site, +0x4 (known difference, docs/events.md)"
-  fi
+  # arm64: okprobes serves a function's entry at its ftrace call site (+0x4) but records the
+  # function's start, where the kernel (no KPROBES_ON_FTRACE there) probes: the same line.
   check "the kernel's kprobe event on the same function records the same line" is "$ours" "$theirs"
   echo '-:okp/cmp' >> $t/kprobe_events
 else
@@ -445,12 +440,6 @@ if [ -n "$kernel_errors" ]; then
   echo 0 > $d/events/okp/two/enable; echo 0 > $t/events/okp/two/enable
   grep ' two: ' $d/trace | sed 's/.*: two: //' > /tmp/okp-ours; grep ' two: ' $t/trace | sed 's/.*: two: //' > /tmp/okp-theirs
   sed 's/^/# okprobes: /' /tmp/okp-ours; sed 's/^/# kernel:   /' /tmp/okp-theirs
-  # arm64: the function entries' records at their ftrace call site, +0x4 (the known difference
-  # above): compared apart from that offset, said as such.
-  if [ "$(uname -m)" = aarch64 ] && ! cmp -s /tmp/okp-ours /tmp/okp-theirs; then
-    sed -i 's/^(\([a-z_]*\)+0x4\//(\1+0x0\//' /tmp/okp-ours
-    n=$((n + 1)); echo "ok $n - ... at the same offsets # SKIP arm64: okprobes records its ftrace call site, +0x4 (known difference, docs/events.md)"
-  fi
   check "... and records the same 3 lines from its two probes" sh -c "[ \$(grep -c . /tmp/okp-ours) = 3 ] && cmp -s /tmp/okp-ours /tmp/okp-theirs"
   echo '-:okp/two' >> $t/kprobe_events
 elif [ -n "$kernel_events" ]; then
