@@ -8,6 +8,7 @@
 #   make stress     the reliability sweep over a large sample (docs/reliability.md)
 #   make coverage   jump-optimization coverage, okprobes vs the kernel (docs/jump-optimization.md)
 #   make compat-modules   the kernel's kprobes samples and test_kprobes.c, via kprobes_compat.h
+#   make livepatch-modules   the kernel's livepatch sample (kernels with CONFIG_LIVEPATCH)
 #   make print-kdir ARCH=... KERNEL=...   kernel build directory for client modules
 #   make setup      install packages and fetch third-party sources (done on demand)
 
@@ -36,7 +37,7 @@ KMAKE = $(MAKE) -C "$$kdir" ARCH=$(OKP_KARCH) CROSS_COMPILE=$(OKP_CROSS) OKP_ROO
 # whose headers ship no vmlinux (6.1) skip module BTF anyway. Client modules in C keep theirs.
 OKP_NO_BTF := CONFIG_DEBUG_INFO_BTF_MODULES=
 
-.PHONY: all module samples kunit-module test-modules compat-modules print-kdir setup install run check check-long stress coverage host-test bench fuzz clean
+.PHONY: all module samples kunit-module test-modules compat-modules livepatch-modules print-kdir setup install run check check-long stress coverage host-test bench fuzz clean
 all: module samples
 
 setup:
@@ -68,6 +69,12 @@ test-modules: module
 compat-modules: module
 	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
 	$(KMAKE) M=$(BUILD)/tests/compat OKPROBES=$(OKP_ROOT) KBUILD_EXTRA_SYMBOLS=$(BUILD)/Module.symvers modules
+
+# The kernel's livepatch sample, unmodified (tests/livepatch/Kbuild copies it from
+# linux-source-6.1), on kernels with CONFIG_LIVEPATCH: tests/vm/scripts/livepatch.sh.
+livepatch-modules: module
+	@kdir=$$($(OKP_ROOT)/scripts/kernel kdir $(OKP_ARCH) $(KERNEL)) && \
+	$(KMAKE) M=$(BUILD)/tests/livepatch modules
 
 # A query: installs nothing (scripts/kernel says what is missing).
 print-kdir:

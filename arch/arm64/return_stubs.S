@@ -5,7 +5,7 @@
  *
  * At a return-probed function's entry (its ftrace call site, or the BRK after its landing
  * pad) the core replaces x30 in the trap frame by the address of one of OKP_RET_STUBS stubs
- * here, each owned by one instance. Entry is before the function's paciasp, so the function
+ * here, each held by one frame at a time. Entry is before the function's paciasp, so the function
  * signs and later authenticates the stub's address like any return address, and its `ret`
  * lands here. The stub itself says which instance the returning frame belongs to: recursion,
  * nesting, interrupts and tasks sleeping inside the function need no lookup.

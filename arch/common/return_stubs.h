@@ -2,7 +2,7 @@
 /*
  * The block of return stubs every arch with return probes lays out the same way
  * (src/core/return_probe.cpp): OKP_RET_STUBS stubs of OKP_RET_STUB_SIZE bytes from
- * okp_return_stubs, page aligned, in okprobes' text. A stub is owned by one instance; the
+ * okp_return_stubs, page aligned, in okprobes' text. A stub is held by one frame at a time; the
  * address a function returns to says which, with no lookup. What a stub and the common part it
  * goes on to do is the arch's (arch/<arch>/return_stubs.S); their count, size and layout are
  * here, for the assembler and for probe_arch.h alike.
@@ -10,7 +10,7 @@
 #ifndef OKP_COMMON_RETURN_STUBS_H
 #define OKP_COMMON_RETURN_STUBS_H
 
-#define OKP_RET_STUBS 4096
+#define OKP_RET_STUBS 16384
 #define OKP_RET_STUB_SIZE 16
 
 #ifdef __ASSEMBLY__

@@ -5,7 +5,7 @@
  *
  * At a return-probed function's entry (its ftrace site, or a breakpoint on its first
  * instruction) the core replaces ra, in the saved frame, by the address of one of
- * OKP_RET_STUBS stubs here, each owned by one instance: the stub a function returns to says
+ * OKP_RET_STUBS stubs here, each held by one frame at a time: the stub a function returns to says
  * which instance it is, with no lookup.
  *
  * A stub saves t0 in a 16-byte frame of its own (never below sp: an interrupt would write

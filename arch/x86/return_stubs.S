@@ -3,7 +3,7 @@
  * Return probes without a trap and without a task_struct field (src/core/return_probe.cpp).
  *
  * At a return-probed function's entry the core replaces the return address on the stack by
- * the address of one of OKP_RET_STUBS stubs here, each owned by one instance. The stub
+ * the address of one of OKP_RET_STUBS stubs here, each held by one frame at a time. The stub
  * itself therefore says which instance a returning frame belongs to: recursion, nesting,
  * interrupts and tasks sleeping inside the function need no lookup at all.
  *

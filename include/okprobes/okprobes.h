@@ -152,6 +152,7 @@ enum okp_kretprobe_miss_cause {
 	OKP_RP_MISS_POOL_EMPTY = 0,	/* all maxactive instances in use: raise maxactive */
 	OKP_RP_MISS_REENTRY = 1,	/* entry hit inside a handler */
 	OKP_RP_MISS_DISABLED = 2,	/* the return probe is disabled */
+	OKP_RP_MISS_NO_STUB = 3,	/* every return stub held a suspended frame (stubs only) */
 	OKP_RP_MISS_NR
 };
 
@@ -212,8 +213,19 @@ OKP_BOOL okp_is_kretprobe_trampoline(unsigned long addr);
  */
 unsigned long okp_kretprobe_find_ret_addr(void *task, unsigned long addr);
 /* okprobes addition, for tests: return stubs in use now over all return probes (0 once all
- * are unregistered and every frame returned). */
+ * are unregistered and every frame returned); frames hooked through the kernel's rethook
+ * count too, while their probe is registered. */
 unsigned long okp_return_stubs_in_use(void);
+/*
+ * okprobes addition: NULL when return probes registered now go through the kernel's rethook
+ * (CONFIG_RETHOOK, x86-64: stack traces through a probed frame show the real callers, as for
+ * the kernel's kretprobes), else why they use okprobes' own return stubs. debugfs
+ * return_probes says the same.
+ */
+const char *okp_return_stubs_reason(void);
+/* okprobes addition, for tests (the sysctl debug.okprobes-return-stubs): return probes
+ * registered after on=1 use okprobes' stubs. Answers the previous setting. */
+int okp_test_force_return_stubs(int on);
 
 /*
  * --- Annotations: NOKPROBE_SYMBOL() and __kprobes, for okprobes' probes. ---

@@ -1,26 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
-// A lock-free LIFO of small indices (return stubs), any CPU pushing and popping at once,
+// A lock-free LIFO of small indices (return stubs, a return probe's instances), any CPU pushing and popping at once,
 // from the breakpoint trap or a return stub: no lock, no allocation.
 //
-// The links live in the caller's objects (Links::link(index) names index's u32), so a stack
-// costs one word. head = (tag << 32) | (index + 1); an index part of 0 is the empty stack. The
-// tag changes on every push and pop, so a pop that raced with a pop+push of the same index
-// fails its compare-exchange instead of linking a stale next (the ABA problem).
+// The links live in an array the stack's owner keeps (links[index] is index's next), so a
+// stack costs two words. head = (tag << 32) | (index + 1); an index part of 0 is the empty
+// stack. The tag changes on every push and pop, so a pop that raced with a pop+push of the same
+// index fails its compare-exchange instead of linking a stale next (the ABA problem).
 #pragma once
 
 #include "core/utility.h"
 
 namespace okp {
 
-template <typename Links>
 struct IndexStack {
   u64 head = 0;
+  u32* links = nullptr;  // [every index the stack may hold], set before the first push
 
   [[gnu::always_inline]] void push(u32 index) {
     u64 old = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
     u64 next;
     do {
-      __atomic_store_n(Links::link(index), static_cast<u32>(old), __ATOMIC_RELAXED);
+      __atomic_store_n(&links[index], static_cast<u32>(old), __ATOMIC_RELAXED);
       next = (((old >> 32) + 1) << 32) | (index + 1);
     } while (!__atomic_compare_exchange_n(&head, &old, next, true, __ATOMIC_RELEASE,
                                           __ATOMIC_ACQUIRE));
@@ -33,7 +33,7 @@ struct IndexStack {
       const u32 top = static_cast<u32>(old);
       if (!top) return false;
       // May read a link that a racing pop+push changed: the tag makes that exchange fail.
-      const u32 link = __atomic_load_n(Links::link(top - 1), __ATOMIC_RELAXED);
+      const u32 link = __atomic_load_n(&links[top - 1], __ATOMIC_RELAXED);
       next = (((old >> 32) + 1) << 32) | link;
     } while (!__atomic_compare_exchange_n(&head, &old, next, true, __ATOMIC_ACQ_REL,
                                           __ATOMIC_ACQUIRE));

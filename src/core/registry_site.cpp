@@ -111,7 +111,10 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
     u8 image[arch::kSlotSize];
     arch::build_slot(site->plan, addr, original, site->step_slot, false, image);
     int err = dry_run ? 0 : okp_seam_patch_text(site->step_slot, image, nullptr, sizeof(image));
-    if (!err && arch::boostable(site->plan)) {
+    // A boost slot makes hits cheaper but is not needed: it is taken only while an eighth of
+    // the cells stays free, so step slots (which are) never run out because of boosts.
+    if (!err && arch::boostable(site->plan) &&
+        t.slots.capacity() - t.slots.in_use() > t.slots.capacity() / 8) {
       site->boost_slot = t.slots.allocate();
       if (site->boost_slot) {
         // The displacement fix-up is per slot; check the second slot is in reach too.

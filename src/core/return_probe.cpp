@@ -30,53 +30,89 @@ OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
   }
 }
 
-// arm_return's body, inlined into return_entry too: an entry hit pays no extra call and
-// prologue between the pre-handler walk and the pool.
-[[gnu::always_inline]] inline void arm_frame(okp_kprobe* kp, okp_regs* regs, void* task) {
-  okp_kretprobe* rp = return_probe_of(kp);
-  ReturnPool* pool = pool_of(rp);
-  if (!pool) return;
-  auto* pt = reinterpret_cast<pt_regs*>(regs);
-  u32 index = 0;
-  // An empty pool is a miss, as in the kernel's kretprobes: no reclaim scan here (it would
-  // walk the pool on every miss, in the trap). Frames that will never return are reclaimed
-  // when their task is freed and at unregister.
-  if (!pool->free.pop(&index)) {
+// The frame's return goes through the kernel's rethook (src/kernel/rethook.c): the kernel
+// keeps the real return address on the task's own list, where its unwinders find it.
+[[gnu::always_inline]] inline void arm_rethook(okp_kretprobe* rp, ReturnPool* pool,
+                                               okp_regs* regs) {
+  const unsigned long taken = okp_seam_rethook_take(pool->rethook);
+  if (!taken) {
     count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
     return;
   }
+  if (taken & 1) {  // its task was freed inside the function: the kernel took it back
+    __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&rp->nreclaimed, 1, __ATOMIC_RELAXED);
+  }
+  auto* ri = reinterpret_cast<okp_kretprobe_instance*>(taken & ~1ul);
+  ri->rp = rp;
+  ri->ret_addr = arch::return_address(regs);
+  ri->frame = arch::return_frame(regs);  // ri->task: set by the glue
+  if (rp->entry_handler && rp->entry_handler(ri, reinterpret_cast<pt_regs*>(regs))) {
+    okp_seam_rethook_recycle(ri);
+    return;
+  }
+  okp_seam_rethook_hook(ri, regs);
+  note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
+}
+
+// The frame's return goes through one of okprobes' stubs. Out of line: its registers and
+// stack would otherwise be saved on the rethook path too.
+[[gnu::noinline]] OKP_HIT_PATH void arm_stub(okp_kretprobe* rp, ReturnPool* pool, okp_regs* regs) {
+  void* const task = okp_seam_current_task();
+  auto* pt = reinterpret_cast<pt_regs*>(regs);
+  u32 slot = 0;
+  // An empty pool is a miss, as in the kernel's kretprobes: no reclaim scan here (it would
+  // walk the stubs on every miss, in the trap). Frames that will never return are reclaimed
+  // when their task is freed and at unregister.
+  if (!pool->free.pop(&slot)) {
+    count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
+    return;
+  }
+  const u32 index = take_stub();
+  if (index == kNoStub) {
+    pool->free.push(slot);
+    count_rp_miss(rp, OKP_RP_MISS_NO_STUB);
+    return;
+  }
   StubState& st = g_stubs[index];
+  auto* ri = reinterpret_cast<okp_kretprobe_instance*>(pool->instances + slot * pool->instance_size);
   const okp_addr_t frame = arch::return_frame(regs);
+  st.pool = pool;
+  st.instance = ri;
+  st.slot = slot;
   st.frame = frame;
   st.ret_addr = arch::return_address(regs);
-  okp_kretprobe_instance* ri = st.instance;
+  st.task = task;
   ri->rp = rp;
   ri->ret_addr = st.ret_addr;
   ri->frame = frame;
   ri->task = task;
-  st.task = task;
   if (rp->entry_handler && rp->entry_handler(ri, pt)) {
-    pool->free.push(index);
+    pool->free.push(slot);
+    g_free_stubs.push(index);
     return;
   }
   arch::set_return_address(regs, arch::return_stub_address(index));
-  // Published last: a reclaimer that sees kArmed also sees the slot armed.
-  __atomic_store_n(&st.life, kArmed, __ATOMIC_RELEASE);
+  // Published last: a reclaimer that sees kArmed also sees the slot armed and the fields set.
+  __atomic_store_n(&st.life, armed_again(__atomic_load_n(&st.life, __ATOMIC_RELAXED)),
+                   __ATOMIC_RELEASE);
   note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
 }
 
 }  // namespace
 
-OKP_HIT_PATH void arm_return(okp_kprobe* kp, okp_regs* regs, void* task) {
-  arm_frame(kp, regs, task);
-}
-
 OKP_HIT_PATH int return_entry(okp_kprobe* kp, pt_regs* regs) {
-  arm_frame(kp, reinterpret_cast<okp_regs*>(regs), okp_seam_current_task());
+  okp_kretprobe* rp = return_probe_of(kp);
+  ReturnPool* pool = pool_of(rp);
+  if (!pool) return 0;
+  if (pool->rethook) arm_rethook(rp, pool, reinterpret_cast<okp_regs*>(regs));
+  else arm_stub(rp, pool, reinterpret_cast<okp_regs*>(regs));
   return 0;
 }
 
 namespace {
+
+constexpr int kMaxActive = 65536;
 
 unsigned int default_maxactive() {
   const unsigned int twice = 2 * okp_seam_possible_cpus();
@@ -93,20 +129,53 @@ void unlink_pool(ReturnPool* pool) {
   }
 }
 
-ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 nstubs) {
-  const usize instance_size =
-      (sizeof(okp_kretprobe_instance) + rp->data_size + 7) & ~static_cast<usize>(7);
-  const usize bytes = sizeof(ReturnPool) + nstubs * sizeof(u32) + nstubs * instance_size;
-  auto* mem = static_cast<u8*>(okp_seam_alloc(bytes, OKP_GFP_KERNEL));
+usize instance_size_of(const okp_kretprobe* rp) {
+  return (sizeof(okp_kretprobe_instance) + rp->data_size + 7) & ~static_cast<usize>(7);
+}
+
+// The pool and its instances in one allocation, all instances free (the bytes per probe:
+// docs/api.md).
+ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 ninstances) {
+  const usize instance_size = instance_size_of(rp);
+  const usize links = (ninstances * sizeof(u32) + 7) & ~static_cast<usize>(7);
+  const usize bytes = sizeof(ReturnPool) + links + ninstances * instance_size;
+  auto* mem = static_cast<u8*>(okp_seam_alloc_large(bytes));
   if (!mem) return Error(Errno::kNoMem, "out of memory for the instance pool");
   auto* pool = reinterpret_cast<ReturnPool*>(mem);
   pool->rp = rp;
-  pool->nstubs = nstubs;
+  pool->ninstances = ninstances;
   pool->instance_size = instance_size;
-  pool->stub_index = reinterpret_cast<u32*>(mem + sizeof(ReturnPool));
-  pool->instances = mem + sizeof(ReturnPool) + nstubs * sizeof(u32);
+  pool->free_links = reinterpret_cast<u32*>(mem + sizeof(ReturnPool));
+  pool->free.links = pool->free_links;
+  pool->instances = mem + sizeof(ReturnPool) + links;
+  fill_pool(pool);
   return pool;
 }
+
+void free_pool(ReturnPool* pool) {
+  if (pool && pool->rethook) okp_seam_free(pool);
+  else okp_seam_free_large(pool);
+}
+
+// A pool of `want` rethook nodes: the kernel holds the instances, no stub is taken.
+ErrorOr<ReturnPool*> make_rethook_pool(okp_kretprobe* rp, u32 want) {
+  auto* pool = static_cast<ReturnPool*>(okp_seam_alloc(sizeof(ReturnPool), OKP_GFP_KERNEL));
+  if (!pool) return Error(Errno::kNoMem, "out of memory for the instance pool");
+  *pool = ReturnPool{};
+  pool->rp = rp;
+  pool->ninstances = want;
+  pool->instance_size = instance_size_of(rp);
+  pool->rethook = okp_seam_rethook_create(rp, want, pool->instance_size);
+  if (!pool->rethook) {
+    okp_seam_free(pool);
+    return Error(Errno::kNoMem, "out of memory for the kernel's rethook nodes");
+  }
+  return pool;
+}
+
+// Why return probes registered now use okprobes' stubs (a static string), or nullptr: the
+// kernel's rethook.
+const char* stubs_reason() { return okp_seam_rethook_unusable(); }
 
 // Called without the registry lock. The refusal is logged and kept for debugfs `refused`,
 // as a probe's are.
@@ -121,8 +190,8 @@ int refuse(okp_kretprobe* rp, Errno code, const char* reason) {
 }
 
 // Publishes the pool and registers the entry probe (registry lock held). On failure the pool
-// is unlinked and its stubs returned; the caller waits a grace period, then frees it (and
-// finishes *rollback's unregister).
+// is unlinked; the caller waits a grace period, then frees it (and finishes *rollback's
+// unregister).
 int publish(Locked lock, okp_kretprobe* rp, ReturnPool* pool, okp_kprobe** rollback) {
   pool->next = g_pools;
   __atomic_store_n(&g_pools, pool, __ATOMIC_RELEASE);
@@ -137,7 +206,7 @@ int publish(Locked lock, okp_kretprobe* rp, ReturnPool* pool, okp_kprobe** rollb
   if (err) {
     __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
     unlink_pool(pool);
-    release_stubs(pool, pool->nstubs);
+    if (pool->rethook) okp_seam_rethook_free(pool->rethook);
   }
   return err;
 }
@@ -188,12 +257,15 @@ void describe_return_probe(const okp_kretprobe* rp, char* buf, usize len) {
   const ReturnPool* pool = pool_of(rp);
   const unsigned long pool_empty = rp->nmissed_by[OKP_RP_MISS_POOL_EMPTY];
   const unsigned long reentry = rp->nmissed_by[OKP_RP_MISS_REENTRY] + rp->kp.nmissed_by[OKP_MISS_REENTRY];
+  const unsigned long no_stub = rp->nmissed_by[OKP_RP_MISS_NO_STUB];
   okp_seam_format(buf, len,
                   " maxactive=%u in_use=%u peak=%u missed_pool_empty=%lu missed_reentry=%lu "
-                  "missed_disabled=%lu reclaimed=%lu%s",
-                  pool ? pool->nstubs : 0, pool ? __atomic_load_n(&pool->in_use, __ATOMIC_RELAXED) : 0,
-                  rp->peak, pool_empty, reentry, rp->nmissed_by[OKP_RP_MISS_DISABLED],
-                  rp->nreclaimed, pool_empty ? " advice=\"raise maxactive\"" : "");
+                  "missed_disabled=%lu missed_no_stub=%lu reclaimed=%lu%s%s return=%s",
+                  pool ? pool->ninstances : 0, pool ? __atomic_load_n(&pool->in_use, __ATOMIC_RELAXED) : 0,
+                  rp->peak, pool_empty, reentry, rp->nmissed_by[OKP_RP_MISS_DISABLED], no_stub,
+                  rp->nreclaimed, pool_empty ? " advice=\"raise maxactive\"" : "",
+                  no_stub ? " advice=\"all return stubs were in use\"" : "",
+                  pool && pool->rethook ? "rethook" : "stubs");
 }
 
 }  // namespace okp
@@ -211,16 +283,18 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
   if (pool_of(rp)) return refuse(rp, Errno::kExist, "this okp_kretprobe is already registered");
   if (rp->data_size > OKP_KRETPROBE_MAX_DATA_SIZE)
     return refuse(rp, Errno::k2Big, "data_size over 4096 bytes per instance (KRETPROBE_MAX_DATA_SIZE)");
+  // Instances are preallocated, as the kernel's: a maxactive no machine suspends at once is a
+  // mistake (an unset field, a bad module parameter), not a request for gigabytes.
+  if (rp->maxactive > kMaxActive) {
+    char why[64];
+    okp_seam_format(why, sizeof(why), "maxactive over %d instances", kMaxActive);
+    return refuse(rp, Errno::k2Big, why);
+  }
   const unsigned int want = rp->maxactive > 0 ? static_cast<unsigned int>(rp->maxactive)
                                               : default_maxactive();
-  if (want > arch::kReturnStubs) {
-    char why[80];
-    okp_seam_format(why, sizeof(why), "maxactive exceeds okprobes' return stubs (%u)",
-                    static_cast<unsigned int>(arch::kReturnStubs));
-    return refuse(rp, Errno::kNoSpc, why);
-  }
+  const bool use_stubs = stubs_reason() != nullptr;
 
-  // The pool, its stubs and the entry probe are published together under the lock.
+  // The pool and the entry probe are published together under the lock.
   ReturnPool* pool = nullptr;
   okp_kprobe* rollback = nullptr;
   const char* own_refusal = nullptr;  // refused here, not by the entry's registration
@@ -228,25 +302,22 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
   {
     RegistryGuard guard;
     init_stubs();
-    auto made = make_pool(rp, want);
+    auto made = use_stubs ? make_pool(rp, want) : make_rethook_pool(rp, want);
     if (made.is_error()) {
       err = made.error().kernel_errno();
       own_refusal = made.error().reason();
     } else {
       pool = made.value();
-      err = take_stubs(pool, want);
-      if (err) own_refusal = "not enough free return stubs for maxactive";
-      else err = publish(guard, rp, pool, &rollback);
+      err = publish(guard, rp, pool, &rollback);
     }
   }
   if (!err) return 0;
   if (pool) {
-    // A task-free scan may still walk the unlinked pool (its stubs are all free: it does
-    // nothing with them, but it reads them); a refused entry's record waits too.
+    // A reader of g_pools may still hold the unlinked pool; a refused entry's record waits too.
     okp_seam_synchronize_rcu();
     RegistryGuard guard;
     if (rollback) registry().finish_unregister(guard, &rollback, 1);
-    okp_seam_free(pool);
+    free_pool(pool);
   }
   // The entry's own refusals were logged and kept by the registry.
   return own_refusal ? refuse(rp, from_kernel_errno(err), own_refusal) : err;
@@ -259,30 +330,40 @@ namespace {
 // detached: no entry handler can arm a stub of this pool any more): frames that never return
 // give their instance back, and frames still inside will return through a detached stub.
 void detach_return_probe(Locked, ReturnPool* pool) {
+  if (pool->rethook) {
+    // No handler runs after the next grace period; the kernel frees the nodes, the ones
+    // still out when their frames return (see src/kernel/rethook.c on unload).
+    okp_seam_rethook_free(pool->rethook);
+    unlink_pool(pool);
+    return;
+  }
   reclaim_pool(pool);
-  // The count goes up before each detach, so a task-free reclaim that no longer finds this
-  // pool still scans for them.
-  for (u32 k = 0; k < pool->nstubs; ++k) {
-    StubState& st = g_stubs[pool->stub_index[k]];
+  reclaim_detached();  // earlier probes' frames that unwound without returning
+  // The count goes up before each detach, so it is never below the number of detached stubs.
+  // A stub whose word changed since it was read (its frame returned, the stub was armed again,
+  // perhaps for another probe) fails the exchange: only this pool's frames are detached.
+  bool detached = false;
+  const u32 high = stubs_to_scan();
+  for (u32 i = 0; i < high; ++i) {
+    StubState& st = g_stubs[i];
+    u64 word = __atomic_load_n(&st.life, __ATOMIC_ACQUIRE);
+    if (life_of(word) != kArmed || __atomic_load_n(&st.pool, __ATOMIC_RELAXED) != pool) continue;
     __atomic_fetch_add(&g_detached_live, 1, __ATOMIC_ACQ_REL);
-    u32 armed = kArmed;
-    if (!__atomic_compare_exchange_n(&st.life, &armed, kDetached, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
+    if (__atomic_compare_exchange_n(&st.life, &word, with_life(word, kDetached), false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      detached = true;
+    else
       __atomic_fetch_sub(&g_detached_live, 1, __ATOMIC_RELEASE);
   }
+  // Those frames return into okprobes' stubs, whoever unloads what meanwhile.
+  if (detached) okp_seam_return_stubs_detached();
   unlink_pool(pool);
 }
 
 // Bottom half, after the grace period (registry lock held): return paths and reclaims that
-// took a stub out of kArmed have finished, nobody follows this pool.
-void free_return_probe(Locked, okp_kretprobe* rp, ReturnPool* pool) {
-  for (u32 k = 0; k < pool->nstubs; ++k) {
-    StubState& st = g_stubs[pool->stub_index[k]];
-    st.instance = nullptr;
-    st.pool = nullptr;
-  }
-  u32 index;
-  while (pool->free.pop(&index)) g_free_stubs.push(index);
+// took a stub out of kArmed have finished, nobody follows this pool (detached stubs still
+// name it, and never follow it).
+void free_return_probe(Locked, okp_kretprobe* rp, ReturnPool*) {
   __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
 }
 
@@ -335,7 +416,7 @@ extern "C" void okp_core_unregister_kretprobes(struct okp_kretprobe** rps, int n
         free_return_probe(guard, rp, pools[i]);
       }
     }
-    for (ReturnPool* pool : pools) okp_seam_free(pool);
+    for (ReturnPool* pool : pools) free_pool(pool);
   }
 }
 

@@ -109,7 +109,7 @@ class SlotPool {
     *i = (slot - base_) / SlotSize;
     return *i < count_;
   }
-  static constexpr usize kMaxSlots = 16384;
+  static constexpr usize kMaxSlots = 32768;
   static constexpr usize kWords = kMaxSlots / 64;
   okp_addr_t base_ = 0;
   usize count_ = 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 // Return stubs, the core's side: each stub's state and life cycle (free -> armed -> free at its
-// return or reclaim; detached after unregister), the pools that own them, the return path the
+// return or reclaim; detached after unregister), the pools of instances, the return path the
 // stub's trampoline calls, and the reclaim of frames that never return. return_probe.cpp holds
 // the API on top. Internal to the core.
 #pragma once
@@ -13,55 +13,67 @@
 
 namespace okp {
 
-struct StubLinks {
-  static u32* link(u32 index);
-};
-// Free stubs: a lock-free stack of stub indices, linked through StubState::next_free.
-using StubStack = IndexStack<StubLinks>;
-
-// A pool: the stubs a return probe owns and the instances they stand for.
+// A pool: a return probe's instances (maxactive of them, as the kernel's kretprobe
+// preallocates) and the free ones among them. A frame takes an instance from its probe's
+// pool and a stub from the global stack at entry, so registering a probe reserves no stub:
+// stubs bound only the frames suspended at once, all probes together. With rethook set, the
+// probe's returns go through the kernel's rethook instead (src/kernel/rethook.c): the
+// instances are its nodes, there is no free stack, and the pool is on no g_pools list (the
+// kernel reclaims a freed task's nodes itself).
 struct ReturnPool {
   okp_kretprobe* rp;
   ReturnPool* next;           // g_pools link: registry lock to change, RCU to read
-  StubStack free;
-  u32 nstubs;
+  IndexStack free;            // free instances (indices into instances); links in free_links
+  u32 ninstances;             // maxactive: instances, or rethook nodes
   u32 in_use;                 // atomic: instances in use now
   usize instance_size;
-  u32* stub_index;            // [nstubs]
-  u8* instances;              // nstubs * instance_size
+  u32* free_links;            // [ninstances]
+  u8* instances;              // ninstances * instance_size
+  void* rethook;              // the kernel's struct rethook, or null: okprobes' stubs
 };
 
-// A stub's life: kFree (on a pool's or the global free stack) -> kArmed (a frame of a
-// registered probe points at it) -> kFree at its return or reclaim. Unregister turns kArmed
-// into kDetached: the frame still returns through it, with no handler, and the stub goes to
-// the global stack. Every move out of kArmed or kDetached is one atomic exchange or
-// compare-exchange, so a return and a reclaim never both release a stub.
+// A stub's life: kFree (on the global free stack) -> kArmed (a frame of a registered probe
+// points at it) -> kFree at its return or reclaim. Unregister turns kArmed into kDetached: the
+// frame still returns through it, with no handler, and its instance is not followed. Every
+// move out of kArmed or kDetached is one atomic exchange or compare-exchange, so a return and
+// a reclaim never both release a stub.
 enum StubLife : u32 { kFree = 0, kArmed = 1, kDetached = 2 };
 
-// Per stub, global and never freed (see return_probe.h).
+// Per stub, global and never freed (see return_probe.h). The fields are written by whoever
+// popped the stub, before it publishes kArmed; they are read by whoever moves it out of
+// kArmed or kDetached.
 struct StubState {
-  ReturnPool* pool;                // while registered; followed only by whoever moves it out
-                                   // of kArmed (an RCU read side keeps the pool alive)
-  okp_kretprobe_instance* instance;  // in the pool; null once its probe is unregistered
+  ReturnPool* pool;                // kArmed: the instance's pool (an RCU read side keeps it
+                                   // alive); stale once kDetached, never followed then
+  okp_kretprobe_instance* instance;  // kArmed: the frame's instance in pool
   unsigned long ret_addr;          // the real return address of the frame using it
   unsigned long frame;             // the stack slot that held ret_addr (now holds the stub)
   void* task;                      // the task whose frame it is (only compared, never followed)
-  u32 next_free;                   // StubStack link (index + 1)
-  u32 life;                        // StubLife
+  u64 life;                        // (arming sequence << 32) | StubLife
+  u32 slot;                        // kArmed: the instance's index in pool
 };
 
+// The life word: its low half is the StubLife, its high half counts the stub's armings. An
+// exchange that expects the word it read (reclaim, detach) fails if the stub was released and
+// armed again meanwhile, perhaps for another probe or task: a stub is identified by the pair.
+constexpr u64 kLifeMask = 0xffffffffu;
+[[gnu::always_inline]] inline StubLife life_of(u64 word) { return static_cast<StubLife>(word & kLifeMask); }
+[[gnu::always_inline]] inline u64 freed(u64 word) { return word & ~kLifeMask; }
+[[gnu::always_inline]] inline u64 with_life(u64 word, StubLife life) { return freed(word) | life; }
+[[gnu::always_inline]] inline u64 armed_again(u64 word) { return (freed(word) + (u64{1} << 32)) | kArmed; }
+
 extern StubState g_stubs[arch::kReturnStubs > 0 ? arch::kReturnStubs : 1];
-extern StubStack g_free_stubs;  // stubs no pool holds
-extern bool g_stubs_ready;      // registry lock
+extern IndexStack g_free_stubs;  // stubs no frame uses
+// One past the highest stub index ever armed (atomic, only grows). The free stack is LIFO and
+// starts with index 0 on top, so scans of every stub (task free, unregister) stop here: they
+// cost the most frames ever suspended at once, not the stub count.
+extern u32 g_stubs_high;
 // Every registered probe's pool, for the task-free reclaim: changed under the registry lock,
 // read under RCU (a pool is freed only after unregister's grace period).
 extern ReturnPool* g_pools;
 // At least the number of kDetached stubs (raised before a stub is detached, lowered after it
-// is freed). While it is above zero the task-free reclaim scans every stub, not just the
-// registered pools'.
+// is freed): src/kernel/return.c keeps okprobes loaded while it is above zero.
 extern long g_detached_live;
-
-inline u32* StubLinks::link(u32 index) { return &g_stubs[index].next_free; }
 
 // Inline (a single load; always inlined, so no out-of-line copy lands outside .kprobes.text).
 [[gnu::always_inline]] inline ReturnPool* pool_of(const okp_kretprobe* rp) {
@@ -71,18 +83,23 @@ bool rp_disabled(const okp_kretprobe* rp);
 void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause cause);
 bool frame_is_gone(u32 index);
 bool try_reclaim(u32 index, StubLife life);
-void give_back_reclaimed(u32 index, u32 was);
+// A stub its caller moved out of kArmed or kDetached: the instance back to its pool, the stub
+// back to the global stack.
+void release_frame(u32 index, StubLife was);
+void give_back_reclaimed(u32 index, StubLife was);
+// A free stub for a frame (the entry path), or kNoStub when all are in use (an index, not an
+// out-parameter: the hit path takes no local's address, so it needs no stack canary).
+constexpr u32 kNoStub = ~0u;
+u32 take_stub();
 void reclaim_if_owned_by(u32 index, const void* task);
 // Reclaims the armed stubs of pool whose frames are gone (registry lock or RCU read side).
 u32 reclaim_pool(ReturnPool* pool);
 // Detached stubs whose frames are gone go back to the global stack (registry lock).
 void reclaim_detached();
 void init_stubs();
-bool stub_take_global(u32* index);
-// Returns stubs [0, n) of pool to the global stack (registration failed).
-void release_stubs(ReturnPool* pool, u32 n);
-// Gives pool `want` stubs from the global stack (registry lock held); -ENOSPC, with none
-// taken, when there are not enough.
-int take_stubs(ReturnPool* pool, u32 want);
+// Every instance of pool on its free stack (a new pool, not yet published).
+void fill_pool(ReturnPool* pool);
+// Stubs [0, g_stubs_high) to scan (acquire: their states were published before it grew).
+inline u32 stubs_to_scan() { return __atomic_load_n(&g_stubs_high, __ATOMIC_ACQUIRE); }
 
 }  // namespace okp

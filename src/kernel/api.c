@@ -158,14 +158,35 @@ EXPORT_SYMBOL_GPL(okp_kretprobe_find_ret_addr);
 
 bool okp_is_kretprobe_trampoline(unsigned long addr)
 {
-	return okp_core_is_return_stub(addr);
+	return okp_core_is_return_stub(addr) || (addr && addr == okp_rethook_trampoline());
 }
 EXPORT_SYMBOL_GPL(okp_is_kretprobe_trampoline);
 NOKPROBE_SYMBOL(okp_is_kretprobe_trampoline);
 
+/* okprobes addition: NULL when return probes registered now go through the kernel's rethook,
+ * else why they use okprobes' stubs. */
+const char *okp_return_stubs_reason(void)
+{
+	return okp_seam_rethook_unusable();
+}
+EXPORT_SYMBOL_GPL(okp_return_stubs_reason);
+
+/* okprobes addition for tests, as the sysctl debug.okprobes-return-stubs: return probes
+ * registered after on=1 use okprobes' stubs. Answers the previous setting. */
+int okp_test_force_return_stubs(int on)
+{
+	return xchg(&okp_force_return_stubs, on);
+}
+EXPORT_SYMBOL_GPL(okp_test_force_return_stubs);
+
 /* okprobes addition for tests: return stubs in use now, over all probes. */
 unsigned long okp_return_stubs_in_use(void)
 {
-	return okp_core_return_stubs_in_use();
+	unsigned long n;
+
+	rcu_read_lock();	/* the registered pools, see okp_core_return_stubs_in_use() */
+	n = okp_core_return_stubs_in_use();
+	rcu_read_unlock();
+	return n;
 }
 EXPORT_SYMBOL_GPL(okp_return_stubs_in_use);

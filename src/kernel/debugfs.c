@@ -43,6 +43,19 @@ static int okp_refused_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(okp_refused);
 
+/* Which return mechanism return probes registered now get, and why (rethook.c). */
+static int okp_return_probes_show(struct seq_file *m, void *v)
+{
+	const char *why_stubs = okp_seam_rethook_unusable();
+
+	if (why_stubs)
+		seq_printf(m, "stubs: %s\n", why_stubs);
+	else
+		seq_puts(m, "rethook: the kernel's rethook; its unwinders show the real callers\n");
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(okp_return_probes);
+
 static ssize_t okp_enabled_read(struct file *file, char __user *ubuf, size_t count, loff_t *ppos)
 {
 	char buf[3];
@@ -90,6 +103,7 @@ int okp_debugfs_init(void)
 	debugfs_create_file("enabled", 0600, dir, NULL, &okp_enabled_fops);
 	debugfs_create_file("blacklist", 0400, dir, NULL, &okp_blacklist_fops);
 	debugfs_create_file("refused", 0400, dir, NULL, &okp_refused_fops);
+	debugfs_create_file("return_probes", 0400, dir, NULL, &okp_return_probes_fops);
 	okp_explain_debugfs(dir);
 #ifdef OKP_JUMP_PROBES
 	okp_task_snapshot_debugfs(dir);	/* optimizer_waits */

@@ -21,6 +21,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 
 #include "okp_glue.h"
 
@@ -38,6 +39,17 @@ static const struct okp_ksym_want okp_wanted[] = {
 	WANT_FN(ftrace_location),
 	WANT_FN(ftrace_location_range),
 	WANT_FN(within_kprobe_blacklist),
+#ifdef CONFIG_RETHOOK
+	WANT_FN(rethook_alloc),
+	WANT_FN(rethook_free),
+	WANT_FN(rethook_try_get),
+	WANT_FN(rethook_hook),
+	WANT_FN(rethook_recycle),
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+	WANT_FN(rethook_add_node),
+#endif
+	WANT_DATA(arch_rethook_trampoline),
+#endif
 	WANT_DATA(text_mutex),
 	WANT_DATA(kprobe_table),
 	WANT_DATA(kprobe_blacklist),

@@ -65,6 +65,11 @@ struct okp_ksyms {
 	unsigned long __irqentry_text_start, __irqentry_text_end;
 	unsigned long __softirqentry_text_start, __softirqentry_text_end;
 	unsigned long __noinstr_text_start, __noinstr_text_end;
+	/* The kernel's rethook (CONFIG_RETHOOK): return probes whose frames its unwinders
+	 * recover (rethook.c). Not exported; typed there, where <linux/rethook.h> is. */
+	void *rethook_alloc, *rethook_free, *rethook_try_get, *rethook_hook, *rethook_recycle;
+	void *rethook_add_node;	/* before 6.7 (objpool): nodes are added one by one */
+	unsigned long arch_rethook_trampoline;
 };
 extern struct okp_ksyms okp_ksyms;
 
@@ -156,6 +161,14 @@ void okp_modules_exit(void);
 /* Return probes: reclaim the instances of freed tasks (sched_process_free). */
 void okp_return_init(void);
 void okp_return_exit(void);
+/* sysctl debug.okprobes-return-stubs: return probes registered now use okprobes' stubs. */
+extern int okp_force_return_stubs;
+/* rethook.c: decides, at load, whether return probes go through the kernel's rethook. */
+void okp_rethook_init(void);
+/* The kernel's rethook trampoline where okprobes' return probes use it, else 0. */
+unsigned long okp_rethook_trampoline(void);
+/* The rethook handler: a root of the trap path, as the return stubs' handler is. */
+okp_addr_t okp_rethook_entry_point(void);
 
 int okp_debugfs_init(void);
 void okp_debugfs_exit(void);

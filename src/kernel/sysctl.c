@@ -35,11 +35,24 @@ static int okp_optimization_handler(OKP_CTL_TABLE *table, int write, void *buffe
 	return ret;
 }
 
+/* Return probes registered after a write of 1 use okprobes' own stubs even where the kernel's
+ * rethook is usable (rethook.c): for comparisons and tests of both. */
+int okp_force_return_stubs;
+
 static struct ctl_table okp_sysctl_table[] = {
 	{
 		.procname = "okprobes-optimization",
 		.mode = 0644,
 		.proc_handler = okp_optimization_handler,
+	},
+	{
+		.procname = "okprobes-return-stubs",
+		.data = &okp_force_return_stubs,
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = SYSCTL_ONE,
 	},
 	/* Since 6.6 register_sysctl() takes the table's size; 6.11 checks every entry of it, so
 	 * an empty sentinel there fails the registration. */
@@ -54,7 +67,7 @@ int okp_sysctl_init(void)
 {
 	okp_sysctl_header = register_sysctl("debug", okp_sysctl_table);
 	if (!okp_sysctl_header) {
-		pr_err("cannot register sysctl debug.okprobes-optimization\n");
+		pr_err("cannot register sysctls debug.okprobes-*\n");
 		return -ENOMEM;
 	}
 	return 0;

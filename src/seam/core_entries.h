@@ -70,6 +70,7 @@ void okp_core_on_ftrace_ipmodify(okp_addr_t site, struct okp_regs *regs,
 /* --- Return probes (core/return_probe.cpp, core/stub_life.cpp). --- */
 
 struct okp_kretprobe;
+struct okp_kretprobe_instance;
 int okp_core_register_kretprobe(struct okp_kretprobe *rp);
 void okp_core_unregister_kretprobe(struct okp_kretprobe *rp);
 /* num return probes, one RCU grace period for the batch. */
@@ -78,8 +79,14 @@ int okp_core_set_kretprobe_disabled(struct okp_kretprobe *rp, int disabled);
 unsigned long okp_core_kretprobe_find_ret_addr(void *task, unsigned long addr);
 int okp_core_is_return_stub(unsigned long addr);
 unsigned long okp_core_return_stubs_in_use(void);
+/* Nonzero while a frame may still return through a detached stub (no lock). */
+int okp_core_detached_stubs_live(void);
 /* A task is being freed (RCU read side held): reclaim the instances its frames still hold. */
 void okp_core_on_task_free(void *task);
+/* The kernel's rethook trampoline, through src/kernel/rethook.c (preemption off): a frame
+ * hooked for instance ri returned. */
+void okp_core_on_rethook_return(struct okp_kretprobe_instance *ri, struct okp_regs *regs,
+				struct okp_cpu_state *cpu);
 /* The return trampoline's callback (interrupts off): answers the real return address. */
 unsigned long okp_core_on_return(struct okp_regs *regs, unsigned long index,
 				 struct okp_cpu_state *cpu);

@@ -121,6 +121,28 @@ void *okp_seam_current_task(void);
 /* num_possible_cpus(). */
 unsigned int okp_seam_possible_cpus(void);
 
+/*
+ * Return probes on the kernel's rethook (src/kernel/rethook.c). unusable: NULL when return
+ * probes registered now go through it, else why not (a static string). create: a pool of num
+ * instances of instance_size bytes (okp_kretprobe_instance and its data) whose returns call
+ * okp_core_on_rethook_return; NULL when out of memory. free: no handler runs after the next
+ * grace period; the kernel frees the pool and nodes still out. take/hook/recycle: the hit
+ * path (preemption off); take answers 0 when the pool is empty, else the instance (its task
+ * set to the running one) with bit 0 set when the kernel recycled it without a return (its task
+ * freed inside the function): one word, no out-parameter whose address the caller must take.
+ */
+/* Unregister detached armed stubs of okprobes' own (registry lock held): their frames will
+ * still return into okprobes' text, so the module must not go before they have (return.c). */
+void okp_seam_return_stubs_detached(void);
+
+struct okp_kretprobe_instance;
+const char *okp_seam_rethook_unusable(void);
+void *okp_seam_rethook_create(void *data, unsigned int num, unsigned long instance_size);
+void okp_seam_rethook_free(void *rethook);
+unsigned long okp_seam_rethook_take(void *rethook);
+void okp_seam_rethook_hook(struct okp_kretprobe_instance *ri, struct okp_regs *regs);
+void okp_seam_rethook_recycle(struct okp_kretprobe_instance *ri);
+
 /* --- The trap (src/kernel/seam.c; arm64: src/kernel/arch/arm64/trap.c). --- */
 
 /*

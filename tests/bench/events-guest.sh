@@ -6,19 +6,23 @@
 #
 # Per mode (int3: both jump-optimization sysctls 0; opt: both 1, each run starting once its
 # framework's jump is in the text), EVB_ROUNDS rounds of: EVB_RUNS runs with no event (none),
-# then EVB_RUNS with the kernel's event and EVB_RUNS with okprobes' (which of the two goes first
-# alternates per round). A run is EVB_CALLS calls of the site from the driver's timed loop, the
+# then EVB_RUNS with the kernel's event, EVB_RUNS with okprobes' (its records in its own buffer
+# only: tracefs_instance 0) and EVB_RUNS with okprobes' copying them to the tracefs instance
+# okprobes too (mirror: tracefs_instance 1, okprobes' default); the order of the three is
+# reversed every other round. A run is EVB_CALLS calls of the site from the driver's timed loop, the
 # trace cleared before it (so okprobes' per-CPU ring never fills: a full ring drops records,
 # which is cheaper than writing them). Prints
 #   EVB-INFO key=value...
-#   EVB mode=M round=R state=none|kernel|okprobes run=K ns=NS calls=N
-#   EVB-LINE mode=M framework=F TEXT   (a record, from "ev: " on)
+#   EVB mode=M round=R state=none|kernel|okprobes|mirror run=K ns=NS calls=N
+#   EVB-LINE mode=M framework=F TEXT   (a record, from "ev: " on; F instance: the tracefs
+#                                       instance's copy, in the mirror state)
 #   EVB-ERROR what went wrong          (any: the benchmark failed)
 #   EVB-DONE errors=E
 # Checked on every run: every result right; for an event, kprobe_profile counted one hit per
-# call and no miss, the trace holds one record per call and okprobes dropped none; the site is
-# a jump in the opt mode and not in the int3 mode, before and after the run. Once per mode:
-# both frameworks' records of the same call are the same text.
+# call and no miss, the trace holds one record per call and okprobes dropped none (mirror: the
+# instance holds one per call too); the site is a jump in the opt mode and not in the int3
+# mode, before and after the run. Once per mode: both frameworks' records of the same call are
+# the same text, and so is the instance's copy.
 calls=${EVB_CALLS:-500} rounds=${EVB_ROUNDS:-9} runs=${EVB_RUNS:-5} modes=${EVB_MODES:-int3 opt}
 b=/sys/kernel/debug/okp_bench_events d=/sys/kernel/debug/okprobes t=/sys/kernel/tracing
 mount -t tracefs nodev $t 2>/dev/null
@@ -32,6 +36,9 @@ echo "EVB-INFO kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) calls
 echo "EVB-INFO event=$def"
 
 dir_of() { if [ "$1" = kernel ]; then echo $t; else echo $d; fi; }
+inst=$t/instances/okprobes
+# okprobes' copy to the tracefs instance: on in the mirror state only.
+set_mirror() { if [ "$1" = mirror ]; then echo 1; else echo 0; fi > $d/tracefs_instance; }
 list_of() { if [ "$1" = kernel ]; then echo /sys/kernel/debug/kprobes/list; else echo $d/list; fi; }
 hits_of() { awk '$1 == "ev" {print $2 + 0, $3 + 0}' "$1/kprobe_profile"; }
 # "kept/written" from the trace's header (head: the records are not formatted for it).
@@ -78,6 +85,7 @@ one_run() {
   if [ $3 != none ]; then
     dir=$(dir_of $3)
     echo > $dir/trace
+    [ $3 != mirror ] || echo > $inst/trace
     set -- "$@" $(hits_of $dir); h0=$5 m0=$6
   fi
   echo $calls > $b/run
@@ -93,17 +101,23 @@ one_run() {
     err "mode=$1 round=$2 state=$3: kprobe_profile counted $((h1 - h0)) hits and $((m1 - m0)) misses for $calls calls"
   e=$(entries_of $dir)
   [ "$e" = "$calls/$calls" ] || err "mode=$1 round=$2 state=$3: entries-in-buffer/entries-written $e for $calls calls"
-  if [ $3 = okprobes ]; then
+  if [ $3 != kernel ]; then
     dr=$(dropped_of $dir)
-    [ "$dr" = 0 ] || err "mode=$1 round=$2: okprobes dropped $dr records"
+    [ "$dr" = 0 ] || err "mode=$1 round=$2 state=$3: okprobes dropped $dr records"
+  fi
+  if [ $3 = mirror ]; then
+    e=$(grep -c ' ev: ' $inst/trace)
+    [ "$e" = $calls ] || err "mode=$1 round=$2 state=mirror: the tracefs instance holds $e records for $calls calls"
   fi
 }
 # state_runs MODE ROUND FRAMEWORK: the framework's event defined, its runs, removed.
 state_runs() {
   local k=1
+  [ $3 = kernel ] || set_mirror $3
   define $1 $3 || return 1
   while [ $k -le $runs ]; do one_run $1 $2 $3 $k; k=$((k + 1)); done
   [ $2 != 1 ] || echo "EVB-LINE mode=$1 framework=$3 $(grep -m 1 ' ev: ' $(dir_of $3)/trace | sed 's/.* ev: //')"
+  [ $2 != 1 ] || [ $3 != mirror ] || echo "EVB-LINE mode=$1 framework=instance $(grep -m 1 ' ev: ' $inst/trace | sed 's/.* ev: //')"
   remove $3
 }
 
@@ -114,18 +128,19 @@ for mode in $modes; do
   echo $o > /proc/sys/debug/okprobes-optimization
   echo "EVB-INFO mode=$mode kprobes-optimization=$(cat /proc/sys/debug/kprobes-optimization) okprobes-optimization=$(cat /proc/sys/debug/okprobes-optimization)"
   # A warm-up round (0), checked but not printed: the first runs pay for TCG's translation.
-  state_runs $mode 0 kernel; state_runs $mode 0 okprobes
+  state_runs $mode 0 kernel; state_runs $mode 0 okprobes; state_runs $mode 0 mirror
   r=1
   while [ $r -le $rounds ] && [ $errors = 0 ]; do
     k=1
     while [ $k -le $runs ]; do one_run $mode $r none $k; k=$((k + 1)); done
-    if [ $((r % 2)) = 1 ]; then state_runs $mode $r kernel; state_runs $mode $r okprobes
-    else state_runs $mode $r okprobes; state_runs $mode $r kernel; fi
+    if [ $((r % 2)) = 1 ]; then state_runs $mode $r kernel; state_runs $mode $r okprobes; state_runs $mode $r mirror
+    else state_runs $mode $r mirror; state_runs $mode $r okprobes; state_runs $mode $r kernel; fi
     r=$((r + 1))
   done
 done
 echo 0 > /proc/sys/debug/kprobes-optimization
 echo 0 > /proc/sys/debug/okprobes-optimization
+echo 1 > $d/tracefs_instance
 rmmod okprobes_bench_events || err "rmmod okprobes_bench_events"
 echo "EVB-DONE errors=$errors"
 [ $errors = 0 ]

@@ -7,7 +7,8 @@
  *               frameworks enter through ftrace;
  *   ret-int3    okp_bench_target_lea (okp_bench_text.S): no ftrace call, so both enter
  *               through an int3 (boosted slot: no post_handler on a return probe's entry).
- * States: none, kernel-ret (register_kretprobe), okp-ret (okp_register_kretprobe); each with
+ * States: none, kernel-ret (register_kretprobe), okp-ret (okp_register_kretprobe), okp-ret-stubs
+ * (the same with okprobes' own return stubs forced, see ret_state); each with
  * an entry_handler that stores the argument in the instance data and a return handler that
  * checks it against the return value. Checked on every run: one entry and one return per
  * call, no miss, the data paired, the target's result, and that neither entry is
@@ -40,9 +41,17 @@ noinline unsigned long okp_bench_ret_target(unsigned long x)
 	return x + 1;
 }
 
-enum ret_state { R_NONE, R_KERNEL, R_OKP, R_KERNEL_OPT, R_OKP_OPT, R_NR };
+/*
+ * okp-ret is okprobes' return probe as registered by default: through the kernel's rethook
+ * where okprobes uses it (debugfs return_probes), else through its own stubs; okp-ret-stubs
+ * forces the stubs (okp_test_force_return_stubs()), so both mechanisms are measured in one
+ * boot. On a kernel without rethook the two are the same.
+ */
+enum ret_state { R_NONE, R_KERNEL, R_OKP, R_OKP_STUBS, R_KERNEL_OPT, R_OKP_OPT, R_OKP_OPT_STUBS,
+		 R_NR };
 static const char *const ret_state_name[R_NR] = {
-	"none", "kernel-ret", "okp-ret", "kernel-ret-opt", "okp-ret-opt",
+	"none", "kernel-ret", "okp-ret", "okp-ret-stubs", "kernel-ret-opt", "okp-ret-opt",
+	"okp-ret-opt-stubs",
 };
 
 enum ret_target { RT_FTRACE, RT_INT3, RT_OPT, RT_NR };
@@ -51,8 +60,8 @@ static const struct {
 	unsigned long (*fn)(unsigned long x);
 	unsigned int nstates;
 } ret_targets[RT_NR] = {
-	[RT_FTRACE] = { "ret-ftrace", okp_bench_ret_target, R_OKP + 1 },
-	[RT_INT3] = { "ret-int3", okp_bench_target_lea, R_OKP + 1 },
+	[RT_FTRACE] = { "ret-ftrace", okp_bench_ret_target, R_OKP_STUBS + 1 },
+	[RT_INT3] = { "ret-int3", okp_bench_target_lea, R_OKP_STUBS + 1 },
 	[RT_OPT] = { "ret-opt", okp_bench_target_opt, R_NR },
 };
 
@@ -117,8 +126,9 @@ static u64 ret_run(enum ret_target t, enum ret_state st, unsigned long n, bool f
 	static struct okp_kretprobe orp;
 	const char *tn = ret_targets[t].name, *sn = ret_state_name[st];
 	bool kernel = st == R_KERNEL || st == R_KERNEL_OPT;
-	bool okp = st == R_OKP || st == R_OKP_OPT;
-	bool optimized = st == R_KERNEL_OPT || st == R_OKP_OPT;
+	bool stubs = st == R_OKP_STUBS || st == R_OKP_OPT_STUBS;
+	bool okp = st == R_OKP || st == R_OKP_OPT || stubs;
+	bool optimized = st == R_KERNEL_OPT || st == R_OKP_OPT || st == R_OKP_OPT_STUBS;
 	void *entry = first_insn(ret_targets[t].fn);
 	unsigned long sum;
 	u64 ns;
@@ -152,7 +162,11 @@ static u64 ret_run(enum ret_target t, enum ret_state st, unsigned long n, bool f
 		orp.handler = o_return;
 		orp.data_size = sizeof(unsigned long);
 		orp.maxactive = 4;
+		if (stubs)
+			okp_test_force_return_stubs(1);
 		ret = okp_register_kretprobe(&orp);
+		if (stubs)
+			okp_test_force_return_stubs(0);
 		if (ret) {
 			bench_error("target=%s state=%s okp_register_kretprobe: %d (%s)", tn, sn, ret,
 				    okp_kprobe_reason(&orp.kp));
@@ -229,10 +243,14 @@ static void bench_ret_target(enum ret_target t)
 	bench_report_states(ret_targets[t].name, ret_state_name, ret_targets[t].nstates, times,
 			    med_ps, min_ps);
 	bench_report_ratio(ret_targets[t].name, "return", times, med_ps, min_ps, R_OKP, R_KERNEL);
+	bench_report_ratio(ret_targets[t].name, "return-stubs", times, med_ps, min_ps, R_OKP_STUBS,
+			   R_KERNEL);
 	if (t != RT_OPT)
 		return;
 	bench_report_ratio(ret_targets[t].name, "return-opt", times, med_ps, min_ps, R_OKP_OPT,
 			   R_KERNEL_OPT);
+	bench_report_ratio(ret_targets[t].name, "return-opt-stubs", times, med_ps, min_ps,
+			   R_OKP_OPT_STUBS, R_KERNEL_OPT);
 	/* What optimizing the entry saves: the int3 entry's overhead / the jump entry's. */
 	bench_report_ratio(ret_targets[t].name, "speedup-okp", times, med_ps, min_ps, R_OKP,
 			   R_OKP_OPT);

@@ -318,6 +318,15 @@ static int g_task;
 extern "C" void* okp_seam_current_task(void) { return &g_task; }
 extern "C" unsigned int okp_seam_possible_cpus(void) { return 2; }
 
+// No kernel rethook on the host: return probes use the stubs, as on a kernel without one.
+extern "C" const char* okp_seam_rethook_unusable(void) { return "no kernel on the host"; }
+extern "C" void* okp_seam_rethook_create(void*, unsigned int, unsigned long) { return nullptr; }
+extern "C" void okp_seam_rethook_free(void*) {}
+extern "C" void okp_seam_return_stubs_detached(void) {}
+extern "C" unsigned long okp_seam_rethook_take(void*) { return 0; }
+extern "C" void okp_seam_rethook_hook(okp_kretprobe_instance*, okp_regs*) {}
+extern "C" void okp_seam_rethook_recycle(okp_kretprobe_instance*) {}
+
 // Return probes' stubs live in okprobes' text in the kernel; here they are plain memory.
 extern "C" const unsigned char okp_return_stubs[4096 * 16] = {};
 

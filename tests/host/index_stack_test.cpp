@@ -14,10 +14,9 @@ namespace {
 constexpr unsigned kIndices = 4096;
 okp::u32 g_links[kIndices];
 
-struct TestLinks {
-  static okp::u32* link(okp::u32 index) { return &g_links[index]; }
+struct Stack : okp::IndexStack {
+  Stack() { links = g_links; }
 };
-using Stack = okp::IndexStack<TestLinks>;
 
 TEST(IndexStack, LifoOnOneThread) {
   Stack s;

@@ -2,7 +2,9 @@
 /*
  * KUnit suite "okprobes_kretprobe": return probes end to end on this module's own functions
  * (C functions are ftrace sites on a kernel built with -pg: their entry goes through
- * ftrace; okp_t_riprel_load in probe_targets_x86.S has none: its entry is a breakpoint).
+ * ftrace; okp_t_riprel_load in probe_targets_x86.S has none: its entry is a breakpoint),
+ * through okprobes' stubs, forced wherever the kernel's rethook could be used. The shared cases
+ * (okp_kretprobe_kunit.h) run through rethook too, in okp_kretprobe_rethook_kunit.c.
  * Every test checks that the probed function's callers still get their real results, and
  * that no return stub stays in use once the probes are gone.
  */
@@ -15,12 +17,13 @@
 #include <linux/sched.h>
 
 #include <okprobes/okprobes.h>
+#include "okp_kretprobe_kunit.h"
 #include "okp_need_breakpoints.h"
 
 long okp_t_helper(long a);	/* 3a + 7, probe_targets_x86.S */
 
 /* The probed functions: noinline and with a result that depends on the argument. */
-static noinline long okp_rt_mul3(long a, long b)
+noinline long okp_rt_mul3(long a, long b)
 {
 	barrier();
 	return a * 3 + b;
@@ -47,43 +50,34 @@ static noinline long okp_rt_sleep(long a)
 	return a + 1;
 }
 
-static DECLARE_COMPLETION(okp_rt_exit_now);
-static DECLARE_COMPLETION(okp_rt_exited);
+DECLARE_COMPLETION(okp_rt_exit_now);
+DECLARE_COMPLETION(okp_rt_exited);
 
 /* Enters, waits for the test, then exits inside: it never returns to its caller. */
-static noinline long okp_rt_exit_inside(long a)
+noinline long okp_rt_exit_inside(long a)
 {
 	wait_for_completion(&okp_rt_exit_now);
 	kthread_complete_and_exit(&okp_rt_exited, 0);
 }
 
 /* What the probed function itself sees as its return address, raw and mapped back. */
-static unsigned long okp_rt_raw_ret, okp_rt_mapped_ret;
-static noinline long okp_rt_whoami(long a)
+unsigned long okp_rt_raw_ret;
+static unsigned long okp_rt_mapped_ret;
+noinline long okp_rt_whoami(long a)
 {
 	okp_rt_raw_ret = (unsigned long)__builtin_return_address(0);
 	okp_rt_mapped_ret = okp_kretprobe_find_ret_addr(NULL, okp_rt_raw_ret);
 	return a;
 }
 
-static noinline long okp_rt_call_site(long a)
+noinline long okp_rt_call_site(long a)
 {
 	return okp_rt_whoami(a) + 1;	/* not a tail call: the return address is here */
 }
 
 /* --- Handlers: record pairs in order. --- */
 
-#define OKP_RT_LOG 64
-struct okp_rt_log {
-	long entries[OKP_RT_LOG], returns[OKP_RT_LOG];
-	unsigned int nentry, nreturn;
-	long retvals[OKP_RT_LOG];
-	unsigned long ret_ips[OKP_RT_LOG];
-	unsigned long retaddrs[OKP_RT_LOG];	/* okp_get_kretprobe_retaddr() */
-	bool data_mismatch;
-	bool skip_entries;	/* entry_handler returns 1 */
-};
-static struct okp_rt_log okp_rt;
+struct okp_rt_log okp_rt;
 
 struct okp_rt_data {
 	long arg;
@@ -120,7 +114,7 @@ static int okp_rt_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs
 	return 0;
 }
 
-static void okp_rt_setup(struct okp_kretprobe *rp, void *fn, int maxactive)
+void okp_rt_setup(struct okp_kretprobe *rp, void *fn, int maxactive)
 {
 	memset(rp, 0, sizeof(*rp));
 	memset(&okp_rt, 0, sizeof(okp_rt));
@@ -131,14 +125,14 @@ static void okp_rt_setup(struct okp_kretprobe *rp, void *fn, int maxactive)
 	rp->maxactive = maxactive;
 }
 
-static void okp_rt_expect_stubs_free(struct kunit *test)
+void okp_rt_expect_stubs_free(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, okp_return_stubs_in_use(), 0UL);
 }
 
 /* --- Tests --- */
 
-static void okp_kretprobe_pairs_and_values(struct kunit *test)
+void okp_kretprobe_pairs_and_values(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 	long i;
@@ -171,7 +165,7 @@ static void okp_kretprobe_pairs_and_values(struct kunit *test)
 }
 
 /* The entry of an asm function is a breakpoint (no ftrace site), not ftrace. */
-static void okp_kretprobe_breakpoint_entry(struct kunit *test)
+void okp_kretprobe_breakpoint_entry(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -187,7 +181,7 @@ static void okp_kretprobe_breakpoint_entry(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-static void okp_kretprobe_recursion_lifo(struct kunit *test)
+void okp_kretprobe_recursion_lifo(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 	unsigned int i;
@@ -208,7 +202,7 @@ static void okp_kretprobe_recursion_lifo(struct kunit *test)
 }
 
 /* maxactive 3, depth 5: the outer three frames get instances, two misses, then recovery. */
-static void okp_kretprobe_exhaustion(struct kunit *test)
+void okp_kretprobe_exhaustion(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -271,7 +265,7 @@ static void okp_rt_release_sleepers(struct task_struct **t, int n)
 }
 
 /* Tasks sleep inside the probed function; each return pairs with its own entry. */
-static void okp_kretprobe_sleepers(struct kunit *test)
+void okp_kretprobe_sleepers(struct kunit *test)
 {
 	enum { N = 6 };
 	struct task_struct *t[N];
@@ -300,7 +294,7 @@ static void okp_kretprobe_sleepers(struct kunit *test)
 }
 
 /* Unregistered while tasks sleep inside: their frames return safely, without the handler. */
-static void okp_kretprobe_unregister_while_inside(struct kunit *test)
+void okp_kretprobe_unregister_while_inside(struct kunit *test)
 {
 	enum { N = 3 };
 	struct task_struct *t[N];
@@ -318,7 +312,7 @@ static void okp_kretprobe_unregister_while_inside(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-static int okp_rt_exiter(void *arg)
+int okp_rt_exiter(void *arg)
 {
 	okp_rt_exit_inside((long)arg);
 	return 0;	/* not reached */
@@ -394,7 +388,7 @@ static void okp_kretprobe_detached_then_exit(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-static void okp_kretprobe_entry_handler_skips(struct kunit *test)
+void okp_kretprobe_entry_handler_skips(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -411,7 +405,7 @@ static void okp_kretprobe_entry_handler_skips(struct kunit *test)
 	okp_unregister_kretprobe(&rp);
 }
 
-static void okp_kretprobe_enable_disable(struct kunit *test)
+void okp_kretprobe_enable_disable(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -452,7 +446,7 @@ static void okp_kretprobe_stack_trace_mapping(struct kunit *test)
 }
 
 /* data_size up to KRETPROBE_MAX_DATA_SIZE works; one byte more is -E2BIG, as in kprobes. */
-static void okp_kretprobe_data_size_limit(struct kunit *test)
+void okp_kretprobe_data_size_limit(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -473,7 +467,7 @@ static void okp_kretprobe_data_size_limit(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-static void okp_kretprobe_batch(struct kunit *test)
+void okp_kretprobe_batch(struct kunit *test)
 {
 	static struct okp_kretprobe a, bad;
 	struct okp_kretprobe *rps[] = { &a, &bad };
@@ -517,8 +511,8 @@ static const struct okp_rt_refusal okp_rt_refusals[] = {
 	{ "context switch (__switch_to)", -EINVAL, "next task", .symbol = "__switch_to" },
 	{ "blacklisted (notify_die)", -EINVAL, "blacklisted", .symbol = "notify_die" },
 	{ "unknown symbol", -ENOENT, "no text symbol", .symbol = "okp_rt_no_such_function" },
-	{ "maxactive too large", -ENOSPC, "maxactive", .symbol = "okp_t_riprel_load",
-	  .maxactive = 5000 },
+	{ "maxactive too large", -E2BIG, "maxactive over", .symbol = "okp_t_riprel_load",
+	  .maxactive = 100000 },
 };
 
 static void okp_rt_refusal_desc(const struct okp_rt_refusal *r, char *desc)
@@ -546,7 +540,7 @@ static void okp_kretprobe_refusal(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-static void okp_kretprobe_already_registered(struct kunit *test)
+void okp_kretprobe_already_registered(struct kunit *test)
 {
 	struct okp_kretprobe rp;
 
@@ -559,27 +553,110 @@ static void okp_kretprobe_already_registered(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
+
+/* maxactive is bounded by no global count: through rethook the kernel allocates the nodes,
+ * through okprobes' stubs the pool holds instances and a frame takes a stub at entry. */
+void okp_kretprobe_large_maxactive(struct kunit *test)
+{
+	struct okp_kretprobe rp;
+
+	okp_rt_setup(&rp, okp_rt_mul3, 5000);
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kretprobe(&rp), 0, "%s", okp_kprobe_reason(&rp.kp));
+	KUNIT_EXPECT_EQ(test, okp_rt_mul3(4, 1), 13L);
+	KUNIT_EXPECT_EQ(test, okp_rt.nreturn, 1U);
+	okp_unregister_kretprobe(&rp);
+	okp_rt_expect_stubs_free(test);
+}
+
+/*
+ * Scale (issue 29): 50 return probes with maxactive 128 on one function, 6400 instances in all:
+ * through rethook each probe's nodes are its own; through the stubs registration reserves
+ * none, and the 5050 frames suspended at once take one each. A recursion 101 deep gives every
+ * probe 101 exact entry/return pairs.
+ */
+static atomic_t okp_rt_scale_entries, okp_rt_scale_returns, okp_rt_scale_mispaired;
+
+static int okp_rt_scale_entry(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	*(long *)ri->data = okp_arg(regs, 0);
+	atomic_inc(&okp_rt_scale_entries);
+	return 0;
+}
+
+static int okp_rt_scale_return(struct okp_kretprobe_instance *ri, struct pt_regs *regs)
+{
+	long n = *(long *)ri->data;
+
+	if (regs_return_value(regs) != n * (n + 1) / 2)
+		atomic_inc(&okp_rt_scale_mispaired);
+	atomic_inc(&okp_rt_scale_returns);
+	return 0;
+}
+
+void okp_kretprobe_scale(struct kunit *test)
+{
+	enum { PROBES = 50, MAXACTIVE = 128, DEPTH = 100 };
+	static struct okp_kretprobe rps[PROBES];
+	struct okp_kretprobe **list;
+	int i;
+
+	list = kunit_kcalloc(test, PROBES, sizeof(*list), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, list);
+	for (i = 0; i < PROBES; i++) {
+		memset(&rps[i], 0, sizeof(rps[i]));
+		rps[i].kp.addr = (void *)okp_rt_recurse;
+		rps[i].entry_handler = okp_rt_scale_entry;
+		rps[i].handler = okp_rt_scale_return;
+		rps[i].data_size = sizeof(long);
+		rps[i].maxactive = MAXACTIVE;
+		list[i] = &rps[i];
+	}
+	atomic_set(&okp_rt_scale_entries, 0);
+	atomic_set(&okp_rt_scale_returns, 0);
+	atomic_set(&okp_rt_scale_mispaired, 0);
+	KUNIT_ASSERT_EQ_MSG(test, okp_register_kretprobes(list, PROBES), 0, "%s",
+			    okp_kprobe_reason(&rps[0].kp));
+	KUNIT_EXPECT_EQ(test, okp_rt_recurse(DEPTH), (long)(DEPTH * (DEPTH + 1) / 2));
+	KUNIT_EXPECT_EQ(test, atomic_read(&okp_rt_scale_entries), PROBES * (DEPTH + 1));
+	KUNIT_EXPECT_EQ(test, atomic_read(&okp_rt_scale_returns), PROBES * (DEPTH + 1));
+	KUNIT_EXPECT_EQ(test, atomic_read(&okp_rt_scale_mispaired), 0);
+	for (i = 0; i < PROBES; i++) {
+		KUNIT_EXPECT_EQ(test, rps[i].nmissed, 0);
+		KUNIT_EXPECT_EQ(test, rps[i].peak, (unsigned int)(DEPTH + 1));
+	}
+	okp_unregister_kretprobes(list, PROBES);
+	okp_rt_expect_stubs_free(test);
+}
+
+
+/* The shared cases (okp_kretprobe_kunit.h), then the stubs' own. */
 static struct kunit_case okp_kretprobe_cases[] = {
-	KUNIT_CASE(okp_kretprobe_pairs_and_values),
-	KUNIT_CASE(okp_kretprobe_breakpoint_entry),
-	KUNIT_CASE(okp_kretprobe_recursion_lifo),
-	KUNIT_CASE(okp_kretprobe_exhaustion),
-	KUNIT_CASE(okp_kretprobe_sleepers),
-	KUNIT_CASE(okp_kretprobe_unregister_while_inside),
+	OKP_KRETPROBE_COMMON_CASES,
 	KUNIT_CASE(okp_kretprobe_task_exits_inside),
 	KUNIT_CASE(okp_kretprobe_detached_then_exit),
-	KUNIT_CASE(okp_kretprobe_entry_handler_skips),
-	KUNIT_CASE(okp_kretprobe_enable_disable),
 	KUNIT_CASE(okp_kretprobe_stack_trace_mapping),
-	KUNIT_CASE(okp_kretprobe_data_size_limit),
-	KUNIT_CASE(okp_kretprobe_batch),
 	KUNIT_CASE_PARAM(okp_kretprobe_refusal, okp_rt_refusal_gen_params),
-	KUNIT_CASE(okp_kretprobe_already_registered),
 	{}
 };
 
+/* This suite tests okprobes' own return stubs, wherever the kernel's rethook could be used. */
+static int okp_rt_stubs_forced_was;
+
+static int okp_kretprobe_suite_init(struct kunit_suite *suite)
+{
+	okp_rt_stubs_forced_was = okp_test_force_return_stubs(1);
+	return 0;
+}
+
+static void okp_kretprobe_suite_exit(struct kunit_suite *suite)
+{
+	okp_test_force_return_stubs(okp_rt_stubs_forced_was);
+}
+
 static struct kunit_suite okp_kretprobe_suite = {
 	.name = "okprobes_kretprobe",
+	.suite_init = okp_kretprobe_suite_init,
+	.suite_exit = okp_kretprobe_suite_exit,
 	.test_cases = okp_kretprobe_cases,
 };
 kunit_test_suites(&okp_kretprobe_suite);

@@ -5,7 +5,8 @@
  * with O_TRUNC it removes every event, or fails with -EBUSY while one is enabled),
  * kprobe_profile (event, hits, misses), error_log (O_TRUNC clears it), trace (every record,
  * O_TRUNC clears them), trace_pipe (takes records as it reads, blocks while there are none),
- * README (the syntax), and events/ (event_files.c). Also the module's init and exit of it all.
+ * README (the syntax), tracefs_instance (1: records copied to the tracefs instance okprobes,
+ * the default; 0: not) and events/ (event_files.c). Also the module's init and exit of it all.
  *
  * Locking (events.h): kprobe_events' writes and error_log take okp_events_change_mutex;
  * listings take okp_events_mutex; the trace files only the trace buffer's own locks.
@@ -24,7 +25,7 @@
 #define OKP_EVENTS_WRITE_MAX 4096
 
 static struct dentry *okp_events_root;
-static struct dentry *okp_events_files[6];
+static struct dentry *okp_events_files[7];
 static bool okp_events_closing;
 
 static int okp_kprobe_events_show(struct seq_file *m, void *unused)
@@ -310,6 +311,37 @@ static const struct file_operations okp_readme_fops = {
 	.llseek = default_llseek,
 };
 
+/* tracefs_instance: 1 while records are copied to the tracefs instance okprobes (the
+ * default), 0 to keep them in okprobes' own buffer only (tracefs_instance.c). */
+static ssize_t okp_mirror_read(struct file *file, char __user *ubuf, size_t count, loff_t *ppos)
+{
+	char text[2] = { READ_ONCE(okp_tracefs_mirror) ? '1' : '0', '\n' };
+
+	return simple_read_from_buffer(ubuf, count, ppos, text, sizeof(text));
+}
+
+static ssize_t okp_mirror_write(struct file *file, const char __user *ubuf, size_t count,
+				loff_t *ppos)
+{
+	bool on;
+	int ret = kstrtobool_from_user(ubuf, count, &on);
+
+	if (ret) {
+		pr_info("okprobes: tracefs_instance takes 1 or 0\n");
+		return ret;
+	}
+	WRITE_ONCE(okp_tracefs_mirror, on);
+	return count;
+}
+
+static const struct file_operations okp_mirror_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = okp_mirror_read,
+	.write = okp_mirror_write,
+	.llseek = default_llseek,
+};
+
 int okp_events_init(void)
 {
 	struct dentry *root = debugfs_lookup("okprobes", NULL);
@@ -333,6 +365,8 @@ int okp_events_init(void)
 	okp_events_files[4] = debugfs_create_file("trace_pipe", 0400, root, NULL,
 						  &okp_trace_pipe_fops);
 	okp_events_files[5] = debugfs_create_file("README", 0400, root, NULL, &okp_readme_fops);
+	okp_events_files[6] = debugfs_create_file("tracefs_instance", 0600, root, NULL,
+						  &okp_mirror_fops);
 	okp_event_files_init(root);
 	ret = okp_events_pending_init();
 	if (ret)

@@ -138,14 +138,8 @@ static int okp_format_show(struct seq_file *m, void *unused)
 		okp_fetch_arg_show_print_fmt(m, &args[i]);
 	seq_puts(m, ev->is_return ? "\", REC->__probe_func, REC->__probe_ret_ip" :
 				    "\", REC->__probe_ip");
-	for (i = 0; i < nargs; i++) {
-		enum okp_fetch_kind k = args[i].kind;
-
-		if (k == OKP_TYPE_STRING || k == OKP_TYPE_USTRING || k == OKP_TYPE_SYMSTR)
-			seq_printf(m, ", __get_str(%s)", args[i].name);
-		else
-			seq_printf(m, ", REC->%s", args[i].name);
-	}
+	for (i = 0; i < nargs; i++)
+		okp_fetch_arg_show_print_args(m, &args[i]);
 	seq_putc(m, '\n');
 	mutex_unlock(&okp_events_mutex);
 	return 0;

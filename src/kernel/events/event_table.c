@@ -10,12 +10,15 @@
  * Locking (events.h): callers hold okp_events_change_mutex; the list is changed with
  * okp_events_mutex taken here too, and an event's files are removed after it is released.
  */
+#include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
 #include "events.h"
+#include "../okp_glue.h"
+#include "event_address.h"	/* the arch's folder (Kbuild) */
 
 DEFINE_MUTEX(okp_events_change_mutex);
 DEFINE_MUTEX(okp_events_mutex);
@@ -38,9 +41,14 @@ void okp_event_probe_free(struct okp_event_probe *probe)
 {
 	unsigned int i;
 
-	for (i = 0; i < probe->nargs; i++)
-		okp_fetch_arg_free(&probe->args[i]);
-	kfree(probe->args);
+	if (probe->format) {
+		/* the args are its format's, kept for the records that may still print them */
+		okp_event_format_retire(probe->format);
+	} else {
+		for (i = 0; i < probe->nargs; i++)
+			okp_fetch_arg_free(&probe->args[i]);
+		kfree(probe->args);
+	}
 	kfree(probe->symbol);
 	kfree(probe->module);
 	kfree(probe);
@@ -49,6 +57,21 @@ void okp_event_probe_free(struct okp_event_probe *probe)
 static struct okp_kprobe *okp_probe_kprobe(struct okp_event_probe *probe)
 {
 	return probe->event->is_return ? &probe->rp.kp : &probe->kp;
+}
+
+/* Where the kernel's own kprobe event on the same place would be, which records print
+ * (event_address.h): the address okprobes probes, or the function's start where the kernel
+ * would not have moved a probe asked there past the landing pad. */
+static unsigned long okp_probe_record_address(const struct okp_event_probe *probe,
+					      const struct okp_kprobe *kp)
+{
+	unsigned long probed = (unsigned long)kp->addr, start, size;
+	char name[KSYM_NAME_LEN];
+
+	if (!OKP_ARCH_EVENT_RECORDS_FUNCTION_START || !probe->symbol || probe->offset ||
+	    !okp_symbol_extent(probed, name, sizeof(name), &start, &size))
+		return probed;
+	return start;
 }
 
 static int okp_probe_register(struct okp_event_probe *probe)
@@ -72,6 +95,8 @@ static int okp_probe_register(struct okp_event_probe *probe)
 	if (ret)
 		pr_info("okprobes: event %s/%s: probe on %s refused: %d %s\n", ev->group, ev->name,
 			probe->symbol ?: "an address", ret, okp_kprobe_reason(kp));
+	else
+		probe->record_addr = okp_probe_record_address(probe, kp);
 	return ret;
 }
 
@@ -93,7 +118,13 @@ static int okp_probe_enable(struct okp_event_probe *probe, bool enable)
 /* Register a probe, or leave it pending on its module: not in the table yet. */
 static int okp_probe_start(struct okp_event *ev, struct okp_event_probe *probe)
 {
+	int ret;
+
 	probe->event = ev;
+	/* what its records print with, before any of them can be written */
+	ret = okp_event_format_attach(probe);
+	if (ret)
+		return ret;
 	/* before any probe of an event can hit, so a hit finds the instance made or none */
 	okp_tracefs_instance_get();
 	if (probe->module && !okp_event_module_loaded(probe->module)) {
@@ -182,39 +213,67 @@ static void okp_event_unlink(struct okp_event *ev)
 	list_del(&ev->node);
 }
 
+/* Does a -: line's [GRP/]EVENT name this event? No group: any group; an empty name after
+ * GRP/: every event of the group (the kernel's trace_kprobe_match()). */
+static bool okp_event_named(const struct okp_event *ev, const char *group, const char *name)
+{
+	return (!*name || !strcmp(ev->name, name)) && (!group || !strcmp(ev->group, group));
+}
+
+/*
+ * -:[GRP/]EVENT [PROBE [ARGS]]: every probe of the events it names that matches the rest of
+ * the line, or all of their probes. All or nothing: when one of them is enabled nothing is
+ * removed (the kernel removes those before the enabled one in its list, then stops).
+ */
 int okp_event_remove(const char *group, const char *name, int argc, const char *const *argv)
 {
 	struct okp_event_probe *probe, *next;
-	unsigned int matched = 0, probes = 0;
-	struct okp_event *ev;
-	LIST_HEAD(removed);
+	struct okp_event *ev, *next_ev;
+	unsigned int matched = 0, busy = 0;
+	LIST_HEAD(removed_events);
+	LIST_HEAD(removed_probes);
 
 	mutex_lock(&okp_events_mutex);
-	ev = okp_event_find(group, name);
-	if (ev)
-		list_for_each_entry(probe, &ev->probes, node) {
-			probes++;
-			matched += okp_event_probe_matches(probe, argc, argv);
-		}
+	list_for_each_entry(ev, &okp_events, node) {
+		unsigned int hits = 0;
+
+		if (!okp_event_named(ev, group, name))
+			continue;
+		list_for_each_entry(probe, &ev->probes, node)
+			hits += okp_event_probe_matches(probe, argc, argv);
+		matched += hits;
+		busy += hits && ev->enabled;
+	}
 	/* as the kernel: nothing matched is -ENOENT, enabled or not */
-	if (!matched || ev->enabled) {
+	if (!matched || busy) {
 		mutex_unlock(&okp_events_mutex);
 		return matched ? -EBUSY : -ENOENT;
 	}
-	if (matched == probes) {
-		/* every probe: the event goes too */
-		okp_event_unlink(ev);
-		mutex_unlock(&okp_events_mutex);
-		okp_event_destroy(ev);
-		return 0;
-	}
-	list_for_each_entry_safe(probe, next, &ev->probes, node)
-		if (okp_event_probe_matches(probe, argc, argv)) {
-			list_del(&probe->all_node);
-			list_move_tail(&probe->node, &removed);
+	list_for_each_entry_safe(ev, next_ev, &okp_events, node) {
+		unsigned int probes = 0, hits = 0;
+
+		if (!okp_event_named(ev, group, name))
+			continue;
+		list_for_each_entry(probe, &ev->probes, node) {
+			probes++;
+			hits += okp_event_probe_matches(probe, argc, argv);
 		}
+		if (hits == probes) {
+			/* every probe: the event goes too */
+			okp_event_unlink(ev);
+			list_add_tail(&ev->node, &removed_events);
+			continue;
+		}
+		list_for_each_entry_safe(probe, next, &ev->probes, node)
+			if (okp_event_probe_matches(probe, argc, argv)) {
+				list_del(&probe->all_node);
+				list_move_tail(&probe->node, &removed_probes);
+			}
+	}
 	mutex_unlock(&okp_events_mutex);
-	list_for_each_entry_safe(probe, next, &removed, node)
+	list_for_each_entry_safe(ev, next_ev, &removed_events, node)
+		okp_event_destroy(ev);
+	list_for_each_entry_safe(probe, next, &removed_probes, node)
 		okp_probe_destroy(probe);
 	return 0;
 }

@@ -16,13 +16,20 @@
  * event apart from its enabled state and its list of probes; the hit path reads its probe and
  * event without a lock because okp_unregister_k(ret)probe() returns only once no handler runs
  * any more, and an event is freed only after its last probe is unregistered. The trace buffer
- * has its own per-CPU locks (trace_buffer.c).
+ * has its own per-CPU locks and okp_trace_consume_mutex (trace_buffer.c), taken inside the
+ * two above, never around them.
+ *
+ * Records are binary (record.c) and point to their probe's format (event_format.c): what the
+ * reader needs to print them, which outlives the probe until no record in a ring can name it.
  */
 #ifndef OKP_EVENTS_EVENTS_H
 #define OKP_EVENTS_EVENTS_H
 
+#include <linux/atomic.h>
+#include <linux/kallsyms.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 
 #include <okprobes/okprobes.h>
@@ -36,7 +43,9 @@ struct seq_file;
 #define OKP_EV_MAX_ARGS 128		/* MAX_TRACE_ARGS */
 #define OKP_EV_MAX_ARGSTR_LEN 63	/* MAX_ARGSTR_LEN: one fetch argument's text */
 #define OKP_EV_MAX_ARG_NAME_LEN 32	/* MAX_ARG_NAME_LEN */
-#define OKP_EV_MAX_DEREFS 8		/* nested +OFFS(...) levels */
+#define OKP_EV_FETCH_INSN_MAX 16	/* FETCH_INSN_MAX: what limits nesting */
+#define OKP_EV_MAX_DEREFS 14		/* nested +OFFS(...) levels FETCH_INSN_MAX leaves room for */
+#define OKP_EV_MAX_EVENT_SIZE 3072	/* MAX_PROBE_EVENT_SIZE: the fields of an event's record */
 #define OKP_EV_MAX_ARRAY_LEN 64		/* MAX_ARRAY_LEN */
 #define OKP_EV_MAX_MAXACTIVE 4096	/* KRETPROBE_MAXACTIVE_MAX */
 #define OKP_EV_DEFAULT_GROUP "kprobes"	/* KPROBE_EVENT_SYSTEM */
@@ -63,6 +72,7 @@ enum okp_fetch_kind {
 	OKP_TYPE_SYMSTR,	/* symstr: the same, as a string */
 	OKP_TYPE_STRING,	/* string */
 	OKP_TYPE_USTRING,	/* ustring: the string is in user memory */
+	OKP_TYPE_CHAR,		/* char (6.12): a byte printed as a character */
 };
 
 struct okp_fetch_deref {
@@ -78,9 +88,13 @@ struct okp_fetch_arg {
 	char *immstr;			/* OKP_FETCH_IMMSTR */
 	unsigned int nderef;
 	struct okp_fetch_deref deref[OKP_EV_MAX_DEREFS];
+	/* the kernel's fetch instructions this takes so far (parsing only: its nesting limit) */
+	unsigned int ops;
 	enum okp_fetch_kind kind;
 	unsigned int size;		/* bytes of a numeric type */
-	unsigned int count;		/* TYPE[count]: an array in memory; 0: one value */
+	/* TYPE[count]: an array in memory; 0: one value. string[count] and ustring[count]: an
+	 * array of string pointers in memory */
+	unsigned int count;
 	/* bitfield b<width>@<offset>/<size>: width 0 means none */
 	unsigned int bit_width, bit_offset;
 };
@@ -112,9 +126,15 @@ struct okp_event_probe {
 	bool pending;			/* its module is not loaded: no probe registered */
 	unsigned long addr;		/* the address asked for, when no symbol */
 	unsigned int offset;
+	/* the probed address its records print (the kernel's choice, event_address.h): set when
+	 * its probe is registered, read at each hit */
+	unsigned long record_addr;
 	int maxactive;
 	unsigned int nargs;
 	struct okp_fetch_arg *args;	/* names and types the same in every probe of an event */
+	/* what its records print with (event_format.c): made before the probe is registered,
+	 * owns args; retired when the probe is freed */
+	struct okp_event_format *format;
 	/* what okprobes probes with: kprobe for p events, kretprobe for r events */
 	struct okp_kprobe kp;
 	struct okp_kretprobe rp;
@@ -143,15 +163,72 @@ extern const struct okp_event_register okp_event_registers[];
 extern const unsigned int okp_event_register_count;
 int okp_event_register_offset(const char *name);
 
-/* fetch_args.c: parse argument i of an event, and fetch and print every argument at a hit. */
+/* fetch_args.c: parse argument i of an event; what its format file says of each argument. */
 int okp_fetch_arg_parse(struct okp_fetch_arg *args, unsigned int i, const char *text,
 			bool is_return, bool at_func_entry);
 void okp_fetch_arg_free(struct okp_fetch_arg *arg);
-int okp_fetch_args_print(const struct okp_fetch_arg *args, unsigned int nargs,
-			 struct pt_regs *regs, char *buf, int len);
 void okp_fetch_arg_show_format(struct seq_file *m, const struct okp_fetch_arg *arg,
 			       unsigned int *offset);
 void okp_fetch_arg_show_print_fmt(struct seq_file *m, const struct okp_fetch_arg *arg);
+void okp_fetch_arg_show_print_args(struct seq_file *m, const struct okp_fetch_arg *arg);
+
+/* fetch.c: at a hit, every argument's value stored binary (numbers as u64, strings as a
+ * length and their bytes) into data, at most room bytes; the bytes used. *nstored: the
+ * arguments that fit (a record holds at most OKP_TRACE_RECORD_MAX bytes). */
+int okp_fetch_args_store(const struct okp_fetch_arg *args, unsigned int nargs,
+			 struct pt_regs *regs, u8 *data, int room, u16 *nstored);
+/* record_text.c: the stored values printed " name=value" as the kernel prints them. */
+int okp_fetch_args_format(const struct okp_fetch_arg *args, unsigned int nstored,
+			  const u8 *data, int data_len, char *buf, int len);
+
+/*
+ * A probe's format: what a record of it needs to be printed (its event's name and return
+ * kind, its arguments' names and types). A probe's records point to it; it is freed once no
+ * ring can hold a record of it any more (event_format.c).
+ */
+struct okp_event_format {
+	struct list_head retired_node;	/* in the trace buffer's retired formats */
+	char name[OKP_EV_MAX_NAME_LEN];
+	bool is_return;
+	unsigned int nargs;
+	struct okp_fetch_arg *args;	/* owned: the probe's args */
+	u64 *retired_heads;		/* each CPU's ring head when it was retired */
+	/* The probed address's "(sym+off/size [mod])" for the tracefs instance's copy, printed
+	 * by the first hit that claims it and used by the hits at the same address after it
+	 * (record_text.c); forgotten when the probe is disarmed (its module goes). */
+	atomic_t site_claimed;
+	unsigned long site_addr;	/* published (release) once site_text is whole */
+	char site_text[KSYM_SYMBOL_LEN];
+};
+
+/* event_format.c */
+int okp_event_format_attach(struct okp_event_probe *probe);
+void okp_event_format_retire(struct okp_event_format *format);
+void okp_event_format_free(struct okp_event_format *format);
+void okp_event_format_forget_site(struct okp_event_format *format);
+
+/*
+ * record.c: the hit handlers, which write one binary record per hit; record_text.c prints
+ * one as the kernel's trace line. Each record in a ring is this header and the arguments'
+ * values (okp_fetch_args_store()).
+ */
+struct okp_event_record {
+	const struct okp_event_format *format;
+	unsigned long ip;		/* the probed address; a return event's return address */
+	unsigned long func;		/* a return event's function; 0 for an entry event */
+	s32 pid;
+	u16 cpu;
+	u16 nstored;			/* arguments stored (the rest did not fit) */
+	char latency[5];		/* the five latency columns (irqs-off...) */
+	char comm[TASK_COMM_LEN];
+	u8 data[] __aligned(8);
+};
+int okp_event_kprobe_hit(struct okp_kprobe *kp, struct pt_regs *regs);
+int okp_event_kretprobe_hit(struct okp_kretprobe_instance *ri, struct pt_regs *regs);
+/* The whole line, "<comm>-<pid> [<cpu>] <flags> <sec>.<usec>: <event>: ...\n", or from the
+ * event name on (body_only: the tracefs instance's); its length (at most len - 1). */
+int okp_event_record_text(const struct okp_event_record *rec, int rec_len, u64 ts,
+			  bool body_only, char *buf, int len);
 
 /* parser.c: one kprobe_events line (a definition or a removal). */
 int okp_event_command(char *line);
@@ -160,7 +237,8 @@ int okp_event_command(char *line);
 /* A new event with its first probe, or one more probe of an existing event. */
 int okp_event_add(struct okp_event *ev, struct okp_event_probe *probe);
 int okp_event_append(struct okp_event *ev, struct okp_event_probe *probe);
-/* -:GRP/EVENT [PROBE [ARGS]]: the probes matching the rest of the line, or all of them. */
+/* -:[GRP/]EVENT [PROBE [ARGS]]: the probes matching the rest of the line, or all of them, of
+ * EVENT in GRP (group NULL: in any group; name "": every event of GRP). */
 int okp_event_remove(const char *group, const char *name, int argc, const char *const *argv);
 int okp_event_remove_all(void);
 struct okp_event *okp_event_find(const char *group, const char *name);
@@ -186,31 +264,37 @@ bool okp_event_module_loaded(const char *name);
 int okp_events_pending_init(void);
 void okp_events_pending_exit(void);
 
-/* record.c: the hit handlers, which write one trace record per hit. */
-int okp_event_kprobe_hit(struct okp_kprobe *kp, struct pt_regs *regs);
-int okp_event_kretprobe_hit(struct okp_kretprobe_instance *ri, struct pt_regs *regs);
-
-/* trace_buffer.c: per-CPU buffers of formatted records. */
+/* trace_buffer.c: per-CPU rings of binary records, printed when they are read. */
 int okp_trace_buffer_init(void);
 void okp_trace_buffer_exit(void);
-/* The hit path: reserve room for a record of at most len bytes on this CPU, fill it, commit. */
-char *okp_trace_buffer_begin(unsigned long *irq_flags, u64 *ts);
-void okp_trace_buffer_commit(char *text, int len, unsigned long irq_flags);
+/* The hit path: this CPU's ring locked and room for a record of at most OKP_TRACE_RECORD_MAX
+ * bytes; then commit it (len bytes). NULL: the ring is locked by an NMI's victim (dropped). */
+void *okp_trace_buffer_begin(unsigned long *irq_flags, u64 *ts);
+void okp_trace_buffer_commit(int len, unsigned long irq_flags);
+/* Between begin and commit: this CPU's scratch for a record's text. */
+char *okp_trace_buffer_text_scratch(void);
 void okp_trace_buffer_clear(void);
 /* A snapshot of every record, oldest first, as text (vfree it). */
 char *okp_trace_buffer_snapshot(size_t *len, unsigned long *entries, unsigned long *written);
-/* Take the oldest record into buf (at most len bytes): its length, 0 if none, or -ENOSPC. */
+/* Take the oldest record's text into buf (at most len bytes): its length, 0 if none, or
+ * -ENOSPC. */
 int okp_trace_buffer_consume(char *buf, size_t len);
 bool okp_trace_buffer_empty(void);
 /* Records refused because a ring was full (trace's header, the profile's tests). */
 unsigned long okp_trace_buffer_dropped(void);
-#define OKP_TRACE_RECORD_MAX 2048
+/* A format no new record can name any more: freed once no ring holds a record of it. */
+void okp_trace_buffer_retire(struct okp_event_format *format);
+#define OKP_TRACE_RECORD_MAX 2048	/* bytes of a binary record, and of its text */
+/* A stored string that could not be read: printed (fault). */
+#define OKP_STORED_FAULT (-1)
 
 /* tracefs_instance.c: the `okprobes` tracefs instance, where the kernel has tracing. Made at
  * the first event's definition (before its probe is registered), destroyed at unload after
- * every probe is unregistered; the hit path writes a record's text from the event name on. */
+ * every probe is unregistered; while the mirror is on (okp_tracefs_mirror, the file
+ * tracefs_instance), the hit path writes a record's text from the event name on. */
+extern bool okp_tracefs_mirror;
 void okp_tracefs_instance_get(void);
-void okp_tracefs_instance_write(unsigned long ip, const char *text, int len);
+void okp_tracefs_instance_write(const struct okp_event_record *rec, int len, u64 ts);
 void okp_tracefs_instance_exit(void);
 
 /* event_files.c: events/, events/GROUP/, events/GROUP/NAME/{enable,format}. */

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The hit path's half of fetch arguments: each argument's value read from the registers,
- * the stack or memory, and printed as " name=value" the way the kernel's trace output prints
- * it (0x%x for xN, %pS for symbol, "..." for strings, (fault) for an unreadable string).
- * Every memory read is a nofault read (user memory through the user nofault reads); a numeric
- * value that cannot be read is printed as 0, as the kernel's leaves its field.
+ * the stack or memory and stored binary in the record, as the kernel's ring buffer holds its
+ * fields; record_text.c prints them when the trace is read. Every number is stored as a u64
+ * (an array: one per element), its type's bits and bitfield taken out when it is printed; a
+ * string as its length (or OKP_STORED_FAULT) and its bytes, padded to 8. \"STRING" stores
+ * nothing (its format has it). Every memory read is a nofault read (user memory through the
+ * user nofault reads); a number that cannot be read is stored as 0, as the kernel leaves its
+ * field.
  *
  * Runs in a probe handler: never sleeps, never allocates, is never traced (Kbuild) nor
  * probed (NOKPROBE_SYMBOL; okprobes' own probes refuse all of okprobes.ko).
@@ -95,33 +98,95 @@ static long okp_read_string(char *dst, unsigned long addr, size_t size, bool use
 }
 NOKPROBE_SYMBOL(okp_read_string);
 
-static int okp_print_string(const struct okp_fetch_arg *arg, struct pt_regs *regs,
-			    char *buf, int len)
+/* A string argument: its length (or OKP_STORED_FAULT) and bytes, at most room bytes in all. */
+static int okp_store_string(const struct okp_fetch_arg *arg, struct pt_regs *regs, u8 *data,
+			    int room)
 {
-	char text[OKP_EV_MAX_STRING];
 	unsigned long addr;
 	bool user = arg->kind == OKP_TYPE_USTRING;
+	int max = min_t(int, room - (int)sizeof(s32), OKP_EV_MAX_STRING);
+	char *text = (char *)data + sizeof(s32);
 	long copied;
 
-	if (arg->source == OKP_FETCH_COMM)
-		return scnprintf(buf, len, " %s=\"%s\"", arg->name, current->comm);
 	if (arg->source == OKP_FETCH_IMMSTR)
-		return scnprintf(buf, len, " %s=\"%s\"", arg->name, arg->immstr);
-	if (arg->nderef) {
-		if (okp_fetch_address(arg, regs, &addr))
-			goto fault;
-		user |= arg->deref[arg->nderef - 1].user;
+		return 0;
+	if (max < 1)
+		return -ENOSPC;
+	if (arg->source == OKP_FETCH_COMM) {
+		copied = strscpy(text, current->comm, max);
+		if (copied < 0)
+			copied = max - 1;
 	} else {
-		addr = arg->param;
+		if (arg->nderef) {
+			if (okp_fetch_address(arg, regs, &addr))
+				goto fault;
+			user |= arg->deref[arg->nderef - 1].user;
+		} else {
+			addr = arg->param;
+		}
+		copied = okp_read_string(text, addr, max, user);
+		if (copied < 0)
+			goto fault;
 	}
-	copied = okp_read_string(text, addr, sizeof(text), user);
-	if (copied < 0)
-		goto fault;
-	return scnprintf(buf, len, " %s=\"%s\"", arg->name, text);
+	*(s32 *)data = copied;
+	return ALIGN(sizeof(s32) + copied, 8);
 fault:
-	return scnprintf(buf, len, " %s=(fault)", arg->name);
+	*(s32 *)data = OKP_STORED_FAULT;
+	return 8;
 }
-NOKPROBE_SYMBOL(okp_print_string);
+NOKPROBE_SYMBOL(okp_store_string);
+
+/* One string at addr: its length (or OKP_STORED_FAULT) and bytes, at most room bytes. */
+static int okp_store_string_at(unsigned long addr, bool user, u8 *data, int room)
+{
+	int max = min_t(int, room - (int)sizeof(s32), OKP_EV_MAX_STRING);
+	long copied;
+
+	if (max < 1)
+		return -ENOSPC;
+	copied = okp_read_string((char *)data + sizeof(s32), addr, max, user);
+	if (copied < 0) {
+		*(s32 *)data = OKP_STORED_FAULT;
+		return 8;
+	}
+	*(s32 *)data = copied;
+	return ALIGN(sizeof(s32) + copied, 8);
+}
+NOKPROBE_SYMBOL(okp_store_string_at);
+
+/*
+ * string[N], ustring[N]: N string pointers in memory where the last dereference would read
+ * (the kernel reads each pointer as that dereference, kernel or user memory, and each string
+ * from user memory for ustring only): N strings stored one after another, a pointer that
+ * cannot be read stored as a fault.
+ */
+static int okp_store_string_array(const struct okp_fetch_arg *arg, struct pt_regs *regs,
+				  u8 *data, int room)
+{
+	bool pointers_user = arg->deref[arg->nderef - 1].user;
+	bool user = arg->kind == OKP_TYPE_USTRING;
+	unsigned long addr, string;
+	bool readable = !okp_fetch_address(arg, regs, &addr);
+	unsigned int i;
+	int used = 0, n;
+
+	for (i = 0; i < arg->count; i++) {
+		if (room - used < 8)
+			return -ENOSPC;
+		if (readable && !okp_read_memory(&string, addr + i * sizeof(string),
+						 sizeof(string), pointers_user)) {
+			n = okp_store_string_at(string, user, data + used, room - used);
+			if (n < 0)
+				return n;
+		} else {
+			*(s32 *)(data + used) = OKP_STORED_FAULT;
+			n = 8;
+		}
+		used += n;
+	}
+	return used;
+}
+NOKPROBE_SYMBOL(okp_store_string_array);
 
 /* The type's bytes at addr, as a number of this CPU's byte order; 0 if unreadable. */
 static u64 okp_read_sized(unsigned long addr, unsigned int size, bool user)
@@ -139,77 +204,49 @@ static u64 okp_read_sized(unsigned long addr, unsigned int size, bool user)
 }
 NOKPROBE_SYMBOL(okp_read_sized);
 
-/* One number of the argument's type, its bitfield taken out, as the kernel prints it. */
-static int okp_print_number(const struct okp_fetch_arg *arg, u64 value, char *buf, int len)
-{
-	unsigned int shift;
-
-	if (arg->size < 8)
-		value &= (1ULL << (arg->size * 8)) - 1;
-	if (arg->bit_width) {
-		shift = 64 - (arg->bit_offset + arg->bit_width);
-		value = (value << shift) >> (64 - arg->bit_width);
-	}
-	switch (arg->kind) {
-	case OKP_TYPE_SIGNED:
-		shift = 64 - arg->size * 8;
-		return scnprintf(buf, len, "%lld", (s64)(value << shift) >> shift);
-	case OKP_TYPE_UNSIGNED:
-		return scnprintf(buf, len, "%llu", value);
-	case OKP_TYPE_SYMBOL:
-		return scnprintf(buf, len, "%pS", (void *)(unsigned long)value);
-	case OKP_TYPE_SYMSTR:
-		return scnprintf(buf, len, "\"%pS\"", (void *)(unsigned long)value);
-	default:
-		return scnprintf(buf, len, "0x%llx", value);
-	}
-}
-NOKPROBE_SYMBOL(okp_print_number);
-
-/* " name=value", or for TYPE[N] " name={v0,v1,...}" read one after another from memory. */
-static int okp_print_value(const struct okp_fetch_arg *arg, struct pt_regs *regs,
-			   char *buf, int len)
+/* One u64 per value: the argument's, or TYPE[N]'s N read one after another from memory. */
+static int okp_store_values(const struct okp_fetch_arg *arg, struct pt_regs *regs, u8 *data,
+			    int room)
 {
 	unsigned long addr = 0;
 	bool user = arg->nderef && arg->deref[arg->nderef - 1].user;
-	bool readable = arg->nderef && !okp_fetch_address(arg, regs, &addr);
-	unsigned int i;
-	int used;
+	bool readable;
+	unsigned int i, n = arg->count ?: 1;
+	u64 *values = (u64 *)data;
 
-	used = scnprintf(buf, len, " %s=", arg->name);
-	if (!arg->count) {
-		u64 value = 0;
-
-		if (readable)
-			value = okp_read_sized(addr, arg->size, user);
-		else if (!arg->nderef)
-			value = okp_fetch_source(arg, regs);
-		return used + okp_print_number(arg, value, buf + used, len - used);
+	if ((int)(n * sizeof(u64)) > room)
+		return -ENOSPC;
+	if (!arg->nderef) {
+		values[0] = okp_fetch_source(arg, regs);
+		return sizeof(u64);
 	}
-	for (i = 0; i < arg->count; i++) {
-		u64 value = readable ? okp_read_sized(addr + i * arg->size, arg->size, user) : 0;
-
-		used += scnprintf(buf + used, len - used, i ? "," : "{");
-		used += okp_print_number(arg, value, buf + used, len - used);
-	}
-	return used + scnprintf(buf + used, len - used, "}");
+	readable = !okp_fetch_address(arg, regs, &addr);
+	for (i = 0; i < n; i++)
+		values[i] = readable ? okp_read_sized(addr + i * arg->size, arg->size, user) : 0;
+	return n * sizeof(u64);
 }
-NOKPROBE_SYMBOL(okp_print_value);
+NOKPROBE_SYMBOL(okp_store_values);
 
-int okp_fetch_args_print(const struct okp_fetch_arg *args, unsigned int nargs,
-			 struct pt_regs *regs, char *buf, int len)
+int okp_fetch_args_store(const struct okp_fetch_arg *args, unsigned int nargs,
+			 struct pt_regs *regs, u8 *data, int room, u16 *nstored)
 {
-	int used = 0;
+	int used = 0, n;
 	unsigned int i;
 
 	for (i = 0; i < nargs; i++) {
 		const struct okp_fetch_arg *arg = &args[i];
 
-		if (arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING)
-			used += okp_print_string(arg, regs, buf + used, len - used);
+		if ((arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING) && arg->count)
+			n = okp_store_string_array(arg, regs, data + used, room - used);
+		else if (arg->kind == OKP_TYPE_STRING || arg->kind == OKP_TYPE_USTRING)
+			n = okp_store_string(arg, regs, data + used, room - used);
 		else
-			used += okp_print_value(arg, regs, buf + used, len - used);
+			n = okp_store_values(arg, regs, data + used, room - used);
+		if (n < 0)
+			break;
+		used += n;
 	}
+	*nstored = i;
 	return used;
 }
-NOKPROBE_SYMBOL(okp_fetch_args_print);
+NOKPROBE_SYMBOL(okp_fetch_args_store);

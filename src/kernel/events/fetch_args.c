@@ -2,8 +2,11 @@
 /*
  * Parsing one fetch argument of a kprobe_events line: [NAME=]FETCHARG[:TYPE], where FETCHARG
  * is %REG, @ADDR, @SYM[+|-offs], $stackN, $stack, $retval, $comm, $argN, +|-[u]OFFS(FETCHARG),
- * \IMM or \"STRING", and TYPE u8..u64, s8..s64, x8..x64, string, ustring, symbol, symstr or a
- * bitfield b<width>@<offset>/<size>. The checks come in the kernel's order
+ * \IMM or \"STRING", and TYPE u8..u64, s8..s64, x8..x64, char (6.12), string, ustring, symbol,
+ * symstr or a bitfield b<width>@<offset>/<size>, each but symstr also as an array TYPE[N]
+ * (string[N]: N string pointers in memory). The kernel's limits come from its fetch
+ * instructions (FETCH_INSN_MAX of them per argument), so the parse counts them as it would
+ * (arg->ops) to refuse what it refuses. The checks come in the kernel's order
  * (kernel/trace/trace_probe.c) so that a refused argument gets the kernel's message with the
  * caret at the kernel's column. Also what the events' format files say of each argument.
  *
@@ -97,6 +100,7 @@ static int okp_parse_vars(struct okp_fetch_arg *arg, const char *var, bool is_re
 	unsigned long param;
 	int len;
 
+	arg->ops = 1;
 	if (!strcmp(var, "retval")) {
 		if (!is_return) {
 			okp_event_log_err(offs, "$retval is not available on probe");
@@ -154,6 +158,16 @@ static int okp_str_to_immediate(const char *str, unsigned long *imm)
 	return -EINVAL;
 }
 
+/* One more of the kernel's fetch instructions for this argument, if its FETCH_INSN_MAX leaves
+ * room (the last is its END). */
+static bool okp_take_fetch_op(struct okp_fetch_arg *arg)
+{
+	if (arg->ops >= OKP_EV_FETCH_INSN_MAX - 1)
+		return false;
+	arg->ops++;
+	return true;
+}
+
 /*
  * FETCHARG, recursively through +OFFS(...): the derefs are collected innermost first.
  * text is a private copy, cut in place as the kernel's parser cuts its own.
@@ -178,6 +192,7 @@ static int okp_parse_fetch(struct okp_fetch_arg *arg, char *text, bool is_return
 		}
 		arg->source = OKP_FETCH_REG;
 		arg->param = ret;
+		arg->ops = 1;
 		return 0;
 	case '@':
 		if (isdigit(text[1])) {
@@ -203,6 +218,8 @@ static int okp_parse_fetch(struct okp_fetch_arg *arg, char *text, bool is_return
 		}
 		arg->source = OKP_FETCH_IMM;
 		arg->param = param;
+		/* the kernel's IMM and DEREF, after a NOP_SYMBOL kept for a symbol */
+		arg->ops = isdigit(text[1]) ? 2 : 3;
 		if (arg->nderef == OKP_EV_MAX_DEREFS) {
 			okp_event_log_err(offs, "Dereference is too much nested");
 			return -EINVAL;
@@ -245,7 +262,7 @@ static int okp_parse_fetch(struct okp_fetch_arg *arg, char *text, bool is_return
 			okp_event_log_err(offs, "$comm can not be dereferenced");
 			return -EINVAL;
 		}
-		if (arg->nderef == OKP_EV_MAX_DEREFS) {
+		if (!okp_take_fetch_op(arg) || arg->nderef == OKP_EV_MAX_DEREFS) {
 			okp_event_log_err(offs, "Dereference is too much nested");
 			return -EINVAL;
 		}
@@ -265,6 +282,7 @@ static int okp_parse_fetch(struct okp_fetch_arg *arg, char *text, bool is_return
 			if (!arg->immstr)
 				return -ENOMEM;
 			arg->source = OKP_FETCH_IMMSTR;
+			arg->ops = 1;
 			return 0;
 		}
 		if (okp_str_to_immediate(text + 1, &param)) {
@@ -273,6 +291,7 @@ static int okp_parse_fetch(struct okp_fetch_arg *arg, char *text, bool is_return
 		}
 		arg->source = OKP_FETCH_IMM;
 		arg->param = param;
+		arg->ops = 1;
 		return 0;
 	}
 	okp_event_log_err(offs, "Invalid fetch argument");
@@ -286,6 +305,9 @@ static int okp_parse_type(struct okp_fetch_arg *arg, const char *type)
 		{ "string", OKP_TYPE_STRING }, { "ustring", OKP_TYPE_USTRING },
 		{ "symbol", OKP_TYPE_SYMBOL }, { "symstr", OKP_TYPE_SYMSTR },
 	};
+	unsigned long width, offset;
+	const char *digits;
+	char *tail;
 	unsigned int bits, i;
 
 	if (!type) {
@@ -299,11 +321,15 @@ static int okp_parse_type(struct okp_fetch_arg *arg, const char *type)
 			arg->size = sizeof(long);
 			return 0;
 		}
+	if (!strcmp(type, "char")) {
+		/* 6.12's: a u8 printed as '%c' */
+		arg->kind = OKP_TYPE_CHAR;
+		arg->size = 1;
+		return 0;
+	}
 	if (type[0] == 'b') {
 		/* b<width>@<offset>/<container size in bits> */
 		const char *slash = strchr(type, '/');
-		unsigned long width, offset;
-		char *tail;
 
 		if (!slash || kstrtouint(slash + 1, 0, &bits) ||
 		    (bits != 8 && bits != 16 && bits != 32 && bits != 64))
@@ -311,8 +337,9 @@ static int okp_parse_type(struct okp_fetch_arg *arg, const char *type)
 		width = simple_strtoul(type + 1, &tail, 0);
 		if (width == 0 || *tail != '@')
 			return -ENOTSUPP;	/* a bad bitfield, told apart from a bad type */
-		offset = simple_strtoul(tail + 1, &tail, 0);
-		if (tail == slash && width + offset <= bits) {
+		digits = tail + 1;
+		offset = simple_strtoul(digits, &tail, 0);
+		if (tail != digits && tail == slash && width + offset <= bits) {
 			arg->kind = OKP_TYPE_UNSIGNED;
 			arg->size = bits / 8;
 			arg->bit_width = width;
@@ -337,13 +364,85 @@ static bool okp_kind_is_string(enum okp_fetch_kind kind)
 	return kind == OKP_TYPE_STRING || kind == OKP_TYPE_USTRING;
 }
 
-/* The body after NAME=, at column offset of the argument. */
+static bool okp_kind_is_dynamic(enum okp_fetch_kind kind)
+{
+	return okp_kind_is_string(kind) || kind == OKP_TYPE_SYMSTR;
+}
+
+/* The bytes of an argument's field in the kernel's record (a string's: its data_loc). */
+static unsigned int okp_fetch_arg_field_size(const struct okp_fetch_arg *arg)
+{
+	return (okp_kind_is_dynamic(arg->kind) ? 4 : arg->size) * (arg->count ?: 1);
+}
+
+/* symstr takes a value (the kernel's REG, STACK, RETVAL, ARG or DEREF fetch), not data. */
+static bool okp_symstr_source_ok(const struct okp_fetch_arg *arg)
+{
+	if (arg->nderef)
+		return !arg->deref[arg->nderef - 1].user;
+	return arg->source == OKP_FETCH_REG || arg->source == OKP_FETCH_STACK ||
+	       arg->source == OKP_FETCH_RETVAL || arg->source == OKP_FETCH_ARG;
+}
+
+/*
+ * What the kernel checks once the fetch argument is parsed (traceprobe_parse_probe_arg_body's
+ * store, bitfield and array stages), in its order: what a string may be fetched from, and room
+ * for the instructions the type, bitfield and array add. type_col: the caret under TYPE.
+ */
+static int okp_check_fetch_for_type(struct okp_fetch_arg *arg, int offset, int type_col)
+{
+	bool dynamic = okp_kind_is_dynamic(arg->kind);
+
+	if (arg->kind == OKP_TYPE_SYMSTR && !okp_symstr_source_ok(arg)) {
+		okp_event_log_err(type_col, "Symbol String doesn't accept data/userdata");
+		return -EINVAL;
+	}
+	if (okp_kind_is_string(arg->kind) && !arg->nderef && arg->source != OKP_FETCH_IMM &&
+	    arg->source != OKP_FETCH_COMM && arg->source != OKP_FETCH_IMMSTR) {
+		okp_event_log_err(type_col, "String accepts only memory argument");
+		return -EINVAL;
+	}
+	if (!dynamic && (arg->source == OKP_FETCH_COMM || arg->source == OKP_FETCH_IMMSTR)) {
+		okp_event_log_err(type_col, "Unknown type is specified");
+		return -EINVAL;
+	}
+	/* a store instruction after the fetch, unless it replaces the last dereference */
+	if ((dynamic && (arg->kind == OKP_TYPE_SYMSTR || !arg->nderef || arg->count)) ||
+	    (!dynamic && !arg->nderef)) {
+		if (!okp_take_fetch_op(arg)) {
+			okp_event_log_err(offset, "Dereference is too much nested");
+			return -EINVAL;
+		}
+	}
+	if (arg->bit_width && !okp_take_fetch_op(arg)) {
+		okp_event_log_err(type_col, "Invalid bitfield");
+		return -EINVAL;
+	}
+	if (!arg->count)
+		return 0;
+	/*
+	 * An array is read from memory. The kernel takes \IMM:string[N] too, but fetches only its
+	 * first string (its loop over the array has no memory to step through): okprobes refuses
+	 * it with the message the kernel gives a register's array.
+	 */
+	if (!arg->nderef || arg->kind == OKP_TYPE_SYMSTR) {
+		okp_event_log_err(type_col, "String accepts only memory argument");
+		return -EINVAL;
+	}
+	if (!okp_take_fetch_op(arg)) {
+		okp_event_log_err(offset, "Dereference is too much nested");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The body after NAME=, at column offset of the argument; size_before: the fields before it. */
 static int okp_parse_body(struct okp_fetch_arg *arg, const char *body, bool is_return,
-			  bool at_func_entry, int offset)
+			  bool at_func_entry, int offset, unsigned int size_before)
 {
 	char *text, *type;
 	size_t len = strlen(body);
-	int ret = -EINVAL;
+	int ret = -EINVAL, type_col;
 
 	if (len > OKP_EV_MAX_ARGSTR_LEN) {
 		okp_event_log_err(offset, "Argument expression is too long");
@@ -388,11 +487,12 @@ static int okp_parse_body(struct okp_fetch_arg *arg, const char *body, bool is_r
 			}
 		}
 	}
+	type_col = offset + (type ? (type - text) : 0);
 	if (!strcmp(text, "$comm") || !strcmp(text, "$COMM") || !strncmp(text, "\\\"", 2)) {
 		/* the kernel refuses another type or an array here without a log entry; okprobes
 		 * says why */
 		if ((type && strcmp(type, "string")) || arg->count) {
-			okp_event_log_err(offset + (type - text), "Unknown type is specified");
+			okp_event_log_err(type_col, "Unknown type is specified");
 			goto out;
 		}
 		ret = okp_parse_type(arg, "string");
@@ -403,44 +503,23 @@ static int okp_parse_body(struct okp_fetch_arg *arg, const char *body, bool is_r
 		/* the kernel checks a bitfield after the fetch argument; keep its order */
 		ret = okp_parse_fetch(arg, text, is_return, at_func_entry, offset);
 		if (!ret) {
-			okp_event_log_err(offset + (type - text), "Invalid bitfield");
+			okp_event_log_err(type_col, "Invalid bitfield");
 			ret = -EINVAL;
 		}
 		goto out;
 	}
 	if (ret) {
-		okp_event_log_err(offset + (type ? (type - text) : 0), "Unknown type is specified");
+		okp_event_log_err(type_col, "Unknown type is specified");
+		goto out;
+	}
+	if (size_before + okp_fetch_arg_field_size(arg) > OKP_EV_MAX_EVENT_SIZE) {
+		okp_event_log_err(offset, "Event too big (too many fields?)");
+		ret = -E2BIG;
 		goto out;
 	}
 	ret = okp_parse_fetch(arg, text, is_return, at_func_entry, offset);
-	if (ret)
-		goto out;
-	ret = -EINVAL;
-	if (arg->count && (!arg->nderef || okp_kind_is_string(arg->kind) ||
-			   arg->kind == OKP_TYPE_SYMSTR)) {
-		/* an array is read from memory; okprobes has no arrays of strings yet */
-		okp_event_log_err(offset + (type ? (type - text) : 0),
-				  arg->nderef ? "Arrays of strings are not supported by okprobes yet" :
-						"String accepts only memory argument");
-		goto out;
-	}
-	if (okp_kind_is_string(arg->kind) && !arg->nderef && arg->source != OKP_FETCH_IMM &&
-	    arg->source != OKP_FETCH_COMM && arg->source != OKP_FETCH_IMMSTR) {
-		okp_event_log_err(offset + (type ? (type - text) : 0),
-				  "String accepts only memory argument");
-		goto out;
-	}
-	if (!okp_kind_is_string(arg->kind) &&
-	    (arg->source == OKP_FETCH_COMM || arg->source == OKP_FETCH_IMMSTR)) {
-		okp_event_log_err(offset + (type ? (type - text) : 0), "Unknown type is specified");
-		goto out;
-	}
-	if (arg->kind == OKP_TYPE_SYMSTR && arg->source == OKP_FETCH_IMM && !arg->nderef) {
-		okp_event_log_err(offset + (type ? (type - text) : 0),
-				  "Symbol String doesn't accept data/userdata");
-		goto out;
-	}
-	ret = 0;
+	if (!ret)
+		ret = okp_check_fetch_for_type(arg, offset, type_col);
 out:
 	kfree(text);
 	return ret;
@@ -452,7 +531,7 @@ int okp_fetch_arg_parse(struct okp_fetch_arg *args, unsigned int i, const char *
 	struct okp_fetch_arg *arg = &args[i];
 	const char *eq = strchr(text, '=');
 	const char *body = text;
-	unsigned int j;
+	unsigned int j, size_before = 0;
 
 	if (eq) {
 		if (eq - text > OKP_EV_MAX_ARG_NAME_LEN) {
@@ -479,7 +558,9 @@ int okp_fetch_arg_parse(struct okp_fetch_arg *args, unsigned int i, const char *
 	for (j = 0; j < i; j++)
 		if (!strcmp(args[j].name, arg->name))
 			goto used;
-	return okp_parse_body(arg, body, is_return, at_func_entry, body - text);
+	for (j = 0; j < i; j++)
+		size_before += okp_fetch_arg_field_size(&args[j]);
+	return okp_parse_body(arg, body, is_return, at_func_entry, body - text, size_before);
 used:
 	okp_event_log_err(0, "This argument name is already used");
 	return -EINVAL;
@@ -512,36 +593,48 @@ static const char *okp_field_type(const struct okp_fetch_arg *arg)
 	}
 }
 
+/*
+ * The field's line, as the kernel's format file prints a probe argument: strings (their
+ * data_locs) count as signed, as the kernel's string fetch types say; an array's length is not
+ * given (the kernel defines the field with no length: "name[]"), a string array's is, in its
+ * type ("__data_loc char[][N]").
+ */
 void okp_fetch_arg_show_format(struct seq_file *m, const struct okp_fetch_arg *arg,
 			       unsigned int *offset)
 {
-	bool dynamic = okp_kind_is_string(arg->kind) || arg->kind == OKP_TYPE_SYMSTR;
-	unsigned int size = dynamic ? 4 : arg->size;
+	unsigned int size = okp_fetch_arg_field_size(arg);
+	bool dynamic = okp_kind_is_dynamic(arg->kind);
+	int is_signed = dynamic || arg->kind == OKP_TYPE_SIGNED;
 
-	if (arg->count) {
-		seq_printf(m, "\tfield:%s %s[%u];\toffset:%u;\tsize:%u;\tsigned:%d;\n",
-			   okp_field_type(arg), arg->name, arg->count, *offset, size * arg->count,
-			   arg->kind == OKP_TYPE_SIGNED);
-		*offset += size * arg->count;
-		return;
-	}
-	seq_printf(m, "\tfield:%s %s;\toffset:%u;\tsize:%u;\tsigned:%d;\n", okp_field_type(arg),
-		   arg->name, *offset, size, arg->kind == OKP_TYPE_SIGNED);
+	if (arg->count && dynamic)
+		seq_printf(m, "\tfield:%s[%u] %s;\toffset:%u;\tsize:%u;\tsigned:%d;\n",
+			   okp_field_type(arg), arg->count, arg->name, *offset, size, is_signed);
+	else if (arg->count)
+		seq_printf(m, "\tfield:%s %s[];\toffset:%u;\tsize:%u;\tsigned:%d;\n",
+			   okp_field_type(arg), arg->name, *offset, size, is_signed);
+	else
+		seq_printf(m, "\tfield:%s %s;\toffset:%u;\tsize:%u;\tsigned:%d;\n",
+			   okp_field_type(arg), arg->name, *offset, size, is_signed);
 	*offset += size;
 }
 
+/* " name=FMT", or for TYPE[N] " name={FMT,FMT,...}", as the kernel's __set_print_fmt(). */
 void okp_fetch_arg_show_print_fmt(struct seq_file *m, const struct okp_fetch_arg *arg)
 {
 	const char *fmt;
+	unsigned int i;
 
 	switch (arg->kind) {
 	case OKP_TYPE_STRING:
 	case OKP_TYPE_USTRING:
 	case OKP_TYPE_SYMSTR:
-		seq_printf(m, " %s=\\\"%%s\\\"", arg->name);
-		return;
+		fmt = "\\\"%s\\\"";
+		break;
 	case OKP_TYPE_SYMBOL:
 		fmt = "%pS";
+		break;
+	case OKP_TYPE_CHAR:
+		fmt = "'%c'";
 		break;
 	case OKP_TYPE_SIGNED:
 		fmt = arg->size == 8 ? "%Ld" : "%d";
@@ -553,5 +646,29 @@ void okp_fetch_arg_show_print_fmt(struct seq_file *m, const struct okp_fetch_arg
 		fmt = arg->size == 8 ? "0x%Lx" : "0x%x";
 		break;
 	}
-	seq_printf(m, " %s=%s", arg->name, fmt);
+	if (!arg->count) {
+		seq_printf(m, " %s=%s", arg->name, fmt);
+		return;
+	}
+	seq_printf(m, " %s={%s", arg->name, fmt);
+	for (i = 1; i < arg->count; i++)
+		seq_printf(m, ",%s", fmt);
+	seq_putc(m, '}');
+}
+
+/* What the print fmt prints: ", REC->name" or ", __get_str(name)", each element of an array. */
+void okp_fetch_arg_show_print_args(struct seq_file *m, const struct okp_fetch_arg *arg)
+{
+	const char *fmt = okp_kind_is_dynamic(arg->kind) ? ", __get_str(%s" : ", REC->%s";
+	unsigned int i;
+
+	if (!arg->count) {
+		seq_printf(m, fmt, arg->name);
+		seq_puts(m, okp_kind_is_dynamic(arg->kind) ? ")" : "");
+		return;
+	}
+	for (i = 0; i < arg->count; i++) {
+		seq_printf(m, fmt, arg->name);
+		seq_printf(m, "[%u]%s", i, okp_kind_is_dynamic(arg->kind) ? ")" : "");
+	}
 }

@@ -13,6 +13,8 @@
  * Locking: called under okp_events_change_mutex.
  */
 #include <linux/ctype.h>
+#include <linux/dcache.h>
+#include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -94,6 +96,61 @@ static int okp_split_symbol_offset(char *symbol, long *offset)
 	return 0;
 }
 
+/* The room the kernel gives the rewritten %pd/%pD arguments of a line (MAX_DENTRY_ARGS_LEN). */
+#define OKP_DENTRY_ARGS_LEN 256
+
+/*
+ * 6.12's %pd and %pD types (traceprobe_expand_dentry_args()): [NAME=]FETCHARG:%pd, a struct
+ * dentry's address, becomes [NAME=]+0x0(+0xN(FETCHARG)):string, its d_name.name; :%pD, a
+ * struct file's, goes through its f_path.dentry first. The words of argv from the third on
+ * are rewritten in place to point into *buf (kfree it), as the kernel's, so kprobe_events
+ * lists the rewritten argument and error_log shows it. The offsets are this kernel's.
+ */
+static int okp_expand_dentry_args(int argc, char **argv, char **buf)
+{
+	int i, used = 0, len;
+
+	*buf = NULL;
+	for (i = 2; i < argc; i++) {
+		char *arg = argv[i], *equal, *fetch;
+		size_t arg_len = strlen(arg);
+		bool file;
+
+		/* the kernel's glob "*:%p[dD]" (lib/glob.c is not in every kernel) */
+		if (arg_len < 4 || (strcmp(arg + arg_len - 4, ":%pd") &&
+				    strcmp(arg + arg_len - 4, ":%pD")))
+			continue;
+		if (!*buf) {
+			*buf = kmalloc(OKP_DENTRY_ARGS_LEN, GFP_KERNEL);
+			if (!*buf)
+				return -ENOMEM;
+		}
+		file = arg[arg_len - 1] == 'D';
+		arg[arg_len - 4] = '\0';	/* the fetch arg, without :%pd */
+		equal = strchr(arg, '=');
+		fetch = equal ? equal + 1 : arg;
+		if (file)
+			len = snprintf(*buf + used, OKP_DENTRY_ARGS_LEN - used,
+				       "%.*s+0x0(+0x%zx(+0x%zx(%s))):string",
+				       equal ? (int)(fetch - arg) : 0, arg,
+				       offsetof(struct dentry, d_name.name),
+				       offsetof(struct file, f_path.dentry), fetch);
+		else
+			len = snprintf(*buf + used, OKP_DENTRY_ARGS_LEN - used,
+				       "%.*s+0x0(+0x%zx(%s)):string",
+				       equal ? (int)(fetch - arg) : 0, arg,
+				       offsetof(struct dentry, d_name.name), fetch);
+		if (len >= OKP_DENTRY_ARGS_LEN - used) {
+			kfree(*buf);
+			*buf = NULL;
+			return -ENOMEM;	/* as the kernel's */
+		}
+		argv[i] = *buf + used;
+		used += len + 1;
+	}
+	return 0;
+}
+
 /* Where the kernel would put the default event name's ':' and '.': '_'. */
 static void okp_sanitize_event_name(char *name)
 {
@@ -102,29 +159,33 @@ static void okp_sanitize_event_name(char *name)
 			*name = '_';
 }
 
-/* "-:[GRP/]EVENT [PROBE [ARGS]]": the kernel's dyn_event_release(); with the rest of the line,
- * only the event's probes it matches. */
+/*
+ * "-:[GRP/]EVENT [PROBE [ARGS]]", as the kernel's dyn_event_release(): EVENT in any group when
+ * there is no GRP/ (only '/' separates them here, not '.'), every event of GRP for "-:GRP/";
+ * with the rest of the line, only the probes it matches. No error_log entry, as the kernel's.
+ */
 static int okp_event_delete(int argc, char **argv)
 {
-	char group[OKP_EV_MAX_NAME_LEN] = OKP_EV_DEFAULT_GROUP;
+	char group[OKP_EV_MAX_NAME_LEN];
 	const char *name = argv[0] + 1, *slash;
+	bool any_group = true;
 
 	if (*name != ':')
 		return -EINVAL;
 	name++;
 	slash = strchr(name, '/');
-	if (!slash)
-		slash = strchr(name, '.');
 	if (slash) {
 		if (slash - name >= OKP_EV_MAX_NAME_LEN)
-			return -EINVAL;
+			return -ENOENT;	/* no group has so long a name */
 		memcpy(group, name, slash - name);
 		group[slash - name] = '\0';
 		name = slash + 1;
-	}
-	if (!*name)
+		any_group = false;
+	} else if (!*name) {
 		return -EINVAL;
-	return okp_event_remove(group, name, argc - 1, (const char *const *)argv + 1);
+	}
+	return okp_event_remove(any_group ? NULL : group, name, argc - 1,
+				(const char *const *)argv + 1);
 }
 
 static int okp_event_create(int argc, char **argv)
@@ -132,7 +193,7 @@ static int okp_event_create(int argc, char **argv)
 	char group[OKP_EV_MAX_NAME_LEN] = OKP_EV_DEFAULT_GROUP;
 	char default_name[OKP_EV_MAX_NAME_LEN], maxactive_text[OKP_EV_MAX_NAME_LEN];
 	const char *event;
-	char *symbol = NULL, *suffix;
+	char *symbol = NULL, *suffix, *dentry_args = NULL;
 	bool is_return = argv[0][0] == 'r';
 	unsigned long addr = 0;
 	unsigned int maxactive = 0;
@@ -246,6 +307,9 @@ static int okp_event_create(int argc, char **argv)
 	probe->offset = offset;
 	probe->maxactive = maxactive;
 
+	ret = okp_expand_dentry_args(argc, argv, &dentry_args);
+	if (ret)
+		goto out;
 	for (i = 2; i < argc && i - 2 < OKP_EV_MAX_ARGS; i++) {
 		okp_event_log_set_index(i);
 		/* $argN needs a function's entry: a symbol at offset 0, as the kernel decides */
@@ -297,6 +361,7 @@ out:
 	kfree(ev);
 	kfree(symbol);
 	okp_event_log_end();
+	kfree(dentry_args);
 	return ret;
 }
 

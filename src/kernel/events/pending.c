@@ -63,8 +63,11 @@ static int okp_events_module_notify(struct notifier_block *nb, unsigned long sta
 			continue;
 		if (state == MODULE_STATE_COMING && probe->pending)
 			okp_event_arm(probe);
-		else if (state == MODULE_STATE_GOING && !probe->pending)
+		else if (state == MODULE_STATE_GOING && !probe->pending) {
 			okp_event_disarm(probe);
+			/* unregistered: no hit reads its site's text, which the next load may move */
+			okp_event_format_forget_site(probe->format);
+		}
 	}
 	mutex_unlock(&okp_events_change_mutex);
 	return NOTIFY_DONE;

@@ -1,9 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The trace buffer: one ring of records per CPU, each record a timestamp and the line the
- * hit path formatted. A full ring refuses new records and counts them as dropped (the
- * kernel's ring buffer overwrites the oldest instead). `trace` reads a snapshot of every
- * ring merged by timestamp; `trace_pipe` takes the oldest record of all rings.
+ * The trace buffer: one ring of records per CPU, each record a timestamp and the binary
+ * record the hit path stored (struct okp_event_record), printed as text when it is read
+ * (record_text.c). A full ring refuses new records and counts them as dropped (the kernel's
+ * ring buffer overwrites the oldest instead). `trace` reads a snapshot of every ring merged by
+ * timestamp; `trace_pipe` takes the oldest record of all rings.
+ *
+ * Records name their probe's format, which must outlive them: a probe's format is retired
+ * here when the probe is freed (after it is unregistered, so no record of it is written any
+ * more). If no ring holds a record of it, it is freed then; otherwise it is kept with each
+ * ring's head at that moment and freed once every ring's tail is past that head (read by
+ * trace_pipe, or cleared), or at unload: the retired formats kept are at most as many as the
+ * records the rings hold. Rings only drop the newest, never
+ * overwrite: a tail moves only under okp_trace_consume_mutex, which is also held while records
+ * are printed, so a record being printed always finds its format.
  *
  * This is okprobes' own buffer rather than the kernel's ring_buffer: the kernel's exists only
  * with CONFIG_RING_BUFFER (selected by tracing), and okprobes' events must work on a kernel
@@ -13,7 +23,9 @@
  * path runs with interrupts off and only ever trylocks its own CPU's lock, so a hit in an NMI
  * that interrupted a writer (or a reader) of the same CPU drops its record instead of
  * deadlocking; readers spin on the lock with interrupts off, for a memcpy's time.
- * okp_trace_consume_mutex serializes the readers that move a ring's tail (trace_pipe, clear).
+ * okp_trace_consume_mutex serializes the readers (trace, trace_pipe, clear) and guards the
+ * list of retired formats; it is taken under okp_events_change_mutex and okp_events_mutex (a
+ * probe freed), never around them.
  */
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
@@ -44,7 +56,8 @@ struct okp_trace_ring {
 	unsigned long written;		/* records ever offered (kept or dropped) */
 	unsigned long dropped;
 	u64 pending_ts;			/* the record being written */
-	char scratch[OKP_TRACE_RECORD_MAX];
+	u64 scratch[OKP_TRACE_RECORD_MAX / sizeof(u64)];	/* the record being written */
+	char text[OKP_TRACE_RECORD_MAX];	/* its text, for the tracefs instance */
 };
 
 static struct okp_trace_ring __percpu *okp_trace_rings;
@@ -52,6 +65,10 @@ static struct okp_trace_ring __percpu *okp_trace_rings;
  * counted apart, without the lock, with this_cpu_inc() (one instruction, NMI-safe). */
 static DEFINE_PER_CPU(unsigned long, okp_trace_locked_out);
 static DEFINE_MUTEX(okp_trace_consume_mutex);
+static LIST_HEAD(okp_retired_formats);
+/* trace_pipe's record and its text, under okp_trace_consume_mutex. */
+static u64 okp_consume_record[OKP_TRACE_RECORD_MAX / sizeof(u64)];
+static char okp_consume_text[OKP_TRACE_RECORD_MAX];
 
 static u64 okp_record_size(u32 len)
 {
@@ -75,7 +92,7 @@ static void okp_ring_get(const struct okp_trace_ring *r, u64 pos, void *dst, siz
 	memcpy((char *)dst + first, r->data, n - first);
 }
 
-char *okp_trace_buffer_begin(unsigned long *irq_flags, u64 *ts)
+void *okp_trace_buffer_begin(unsigned long *irq_flags, u64 *ts)
 {
 	struct okp_trace_ring *r;
 
@@ -92,7 +109,13 @@ char *okp_trace_buffer_begin(unsigned long *irq_flags, u64 *ts)
 }
 NOKPROBE_SYMBOL(okp_trace_buffer_begin);
 
-void okp_trace_buffer_commit(char *text, int len, unsigned long irq_flags)
+char *okp_trace_buffer_text_scratch(void)
+{
+	return this_cpu_ptr(okp_trace_rings)->text;
+}
+NOKPROBE_SYMBOL(okp_trace_buffer_text_scratch);
+
+void okp_trace_buffer_commit(int len, unsigned long irq_flags)
 {
 	struct okp_trace_ring *r = this_cpu_ptr(okp_trace_rings);
 	struct okp_trace_record_header h = { .len = len, .ts = r->pending_ts };
@@ -103,7 +126,7 @@ void okp_trace_buffer_commit(char *text, int len, unsigned long irq_flags)
 		r->dropped++;
 	} else {
 		okp_ring_put(r, r->head, &h, sizeof(h));
-		okp_ring_put(r, r->head + sizeof(h), text, len);
+		okp_ring_put(r, r->head + sizeof(h), r->scratch, len);
 		r->head += size;
 		r->entries++;
 	}
@@ -124,6 +147,66 @@ static void okp_ring_unlock(struct okp_trace_ring *r, unsigned long flags)
 	local_irq_restore(flags);
 }
 
+/* Free the retired formats no ring can hold a record of any more (consume mutex held). */
+static void okp_reclaim_formats(void)
+{
+	struct okp_event_format *format, *next;
+	int cpu;
+
+	lockdep_assert_held(&okp_trace_consume_mutex);
+	list_for_each_entry_safe(format, next, &okp_retired_formats, retired_node) {
+		bool referenced = false;
+
+		for_each_possible_cpu(cpu)
+			if (READ_ONCE(per_cpu_ptr(okp_trace_rings, cpu)->tail) <
+			    format->retired_heads[cpu])
+				referenced = true;
+		if (referenced)
+			continue;
+		list_del(&format->retired_node);
+		okp_event_format_free(format);
+	}
+}
+
+/* Does a record of this format lie in the ring between pos and head (ring locked)? */
+static bool okp_ring_names(const struct okp_trace_ring *r, u64 pos,
+			   const struct okp_event_format *format)
+{
+	struct okp_trace_record_header h;
+	const struct okp_event_format *named;
+
+	for (; pos < r->head; pos += okp_record_size(h.len)) {
+		okp_ring_get(r, pos, &h, sizeof(h));
+		okp_ring_get(r, pos + sizeof(h), &named, sizeof(named));
+		if (named == format)
+			return true;
+	}
+	return false;
+}
+
+void okp_trace_buffer_retire(struct okp_event_format *format)
+{
+	unsigned long flags;
+	bool named = false;
+	int cpu;
+
+	mutex_lock(&okp_trace_consume_mutex);
+	for_each_possible_cpu(cpu) {
+		struct okp_trace_ring *r = per_cpu_ptr(okp_trace_rings, cpu);
+
+		/* under the lock: a record committed before is below this head */
+		okp_ring_lock(r, &flags);
+		format->retired_heads[cpu] = r->head;
+		named |= okp_ring_names(r, r->tail, format);
+		okp_ring_unlock(r, flags);
+	}
+	if (named)
+		list_add_tail(&format->retired_node, &okp_retired_formats);
+	else
+		okp_event_format_free(format);	/* no record needs it */
+	mutex_unlock(&okp_trace_consume_mutex);
+}
+
 void okp_trace_buffer_clear(void)
 {
 	unsigned long flags;
@@ -141,6 +224,7 @@ void okp_trace_buffer_clear(void)
 		per_cpu(okp_trace_locked_out, cpu) = 0;
 		okp_ring_unlock(r, flags);
 	}
+	okp_reclaim_formats();
 	mutex_unlock(&okp_trace_consume_mutex);
 }
 
@@ -158,19 +242,47 @@ static bool okp_copy_next(struct okp_ring_copy *c, struct okp_trace_record_heade
 	return true;
 }
 
+/* Room for the text of every record copied: grown as records are printed. */
+struct okp_text_out {
+	char *text;
+	size_t len, size;
+};
+
+static bool okp_text_reserve(struct okp_text_out *o, size_t room)
+{
+	char *bigger;
+	size_t size;
+
+	if (o->size - o->len >= room)
+		return true;
+	size = max(o->size * 2, o->len + room);
+	bigger = vmalloc(size);
+	if (!bigger)
+		return false;
+	if (o->text)
+		memcpy(bigger, o->text, o->len);
+	vfree(o->text);
+	o->text = bigger;
+	o->size = size;
+	return true;
+}
+
 char *okp_trace_buffer_snapshot(size_t *len, unsigned long *entries, unsigned long *written)
 {
 	unsigned int ncpus = num_possible_cpus(), i, n = 0;
 	struct okp_ring_copy *copies;
-	char *text = NULL, *out;
+	struct okp_text_out out = {};
 	u64 total = 0;
 	unsigned long flags;
+	bool ok = false;
 	int cpu;
 
 	*entries = *written = 0;
 	copies = kcalloc(ncpus, sizeof(*copies), GFP_KERNEL);
 	if (!copies)
 		return NULL;
+	/* the records' formats live while it is held (a format is freed under it) */
+	mutex_lock(&okp_trace_consume_mutex);
 	for_each_possible_cpu(cpu) {
 		struct okp_trace_ring *r = per_cpu_ptr(okp_trace_rings, cpu);
 		struct okp_ring_copy *c = &copies[n++];
@@ -186,10 +298,8 @@ char *okp_trace_buffer_snapshot(size_t *len, unsigned long *entries, unsigned lo
 		okp_ring_unlock(r, flags);
 		total += c->len;
 	}
-	text = vmalloc(total + 1);
-	if (!text)
+	if (!okp_text_reserve(&out, total * 2 + OKP_TRACE_RECORD_MAX))
 		goto out;
-	out = text;
 	for (;;) {
 		struct okp_trace_record_header h, oldest_h;
 		struct okp_ring_copy *oldest = NULL;
@@ -201,17 +311,26 @@ char *okp_trace_buffer_snapshot(size_t *len, unsigned long *entries, unsigned lo
 			}
 		if (!oldest)
 			break;
-		memcpy(out, oldest->data + oldest->pos + sizeof(oldest_h), oldest_h.len);
-		out += oldest_h.len;
+		if (!okp_text_reserve(&out, OKP_TRACE_RECORD_MAX))
+			goto out;
+		out.len += okp_event_record_text(
+			(const struct okp_event_record *)(oldest->data + oldest->pos + sizeof(oldest_h)),
+			oldest_h.len, oldest_h.ts, false, out.text + out.len, OKP_TRACE_RECORD_MAX);
 		oldest->pos += okp_record_size(oldest_h.len);
 	}
-	*out = '\0';
-	*len = out - text;
+	out.text[out.len] = '\0';
+	*len = out.len;
+	ok = true;
 out:
+	mutex_unlock(&okp_trace_consume_mutex);
 	for (i = 0; i < n; i++)
 		vfree(copies[i].data);
 	kfree(copies);
-	return text;
+	if (!ok) {
+		vfree(out.text);
+		return NULL;
+	}
+	return out.text;
 }
 
 int okp_trace_buffer_consume(char *buf, size_t len)
@@ -220,7 +339,7 @@ int okp_trace_buffer_consume(char *buf, size_t len)
 	struct okp_trace_ring *oldest = NULL;
 	u64 oldest_ts = 0;
 	unsigned long flags;
-	int cpu, ret = 0;
+	int cpu, ret = 0, text_len;
 
 	mutex_lock(&okp_trace_consume_mutex);
 	for_each_possible_cpu(cpu) {
@@ -240,15 +359,23 @@ int okp_trace_buffer_consume(char *buf, size_t len)
 		/* only this reader moves a tail: the record peeked at is still the oldest */
 		okp_ring_lock(oldest, &flags);
 		okp_ring_get(oldest, oldest->tail, &h, sizeof(h));
-		if (h.len > len) {
+		okp_ring_get(oldest, oldest->tail + sizeof(h), okp_consume_record, h.len);
+		okp_ring_unlock(oldest, flags);
+		/* printed with the mutex held: its format cannot go before */
+		text_len = okp_event_record_text((const struct okp_event_record *)okp_consume_record, h.len,
+						 h.ts, false, okp_consume_text,
+						 sizeof(okp_consume_text));
+		if (text_len > len) {
 			ret = -ENOSPC;
 		} else {
-			okp_ring_get(oldest, oldest->tail + sizeof(h), buf, h.len);
+			memcpy(buf, okp_consume_text, text_len);
+			okp_ring_lock(oldest, &flags);
 			oldest->tail += okp_record_size(h.len);
 			oldest->entries--;
-			ret = h.len;
+			okp_ring_unlock(oldest, flags);
+			okp_reclaim_formats();
+			ret = text_len;
 		}
-		okp_ring_unlock(oldest, flags);
 	}
 	mutex_unlock(&okp_trace_consume_mutex);
 	return ret;
@@ -289,10 +416,16 @@ int okp_trace_buffer_init(void)
 
 void okp_trace_buffer_exit(void)
 {
+	struct okp_event_format *format, *next;
 	int cpu;
 
 	if (!okp_trace_rings)
 		return;
+	/* unload: every probe is freed, no record will be read any more */
+	list_for_each_entry_safe(format, next, &okp_retired_formats, retired_node) {
+		list_del(&format->retired_node);
+		okp_event_format_free(format);
+	}
 	for_each_possible_cpu(cpu)
 		vfree(per_cpu_ptr(okp_trace_rings, cpu)->data);
 	free_percpu(okp_trace_rings);

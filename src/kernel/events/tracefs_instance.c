@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The `okprobes` tracefs instance (/sys/kernel/tracing/instances/okprobes/): where the kernel
- * has tracing (CONFIG_TRACING), every record an event writes to okprobes' own buffer is also
- * written there with trace_array_printk(), so trace-cmd and the other readers of tracefs see
- * the records too. They are the kernel's printk-style text entries (the ftrace "print" event:
+ * has tracing (CONFIG_TRACING), while the mirror is on (okp_tracefs_mirror: the file
+ * tracefs_instance, on by default) every record an event writes to okprobes' own buffer is
+ * also written there, as text printed at the hit from the binary record (record_text.c), with
+ * __trace_array_puts() (a copy into the kernel's ring buffer; trace_array_printk(), which
+ * formats the text once more, where the kernel has no __trace_array_puts), so trace-cmd and the
+ * other readers of tracefs see the records too. Printing at the hit is what okprobes' own
+ * records avoid (they are printed when read): the mirror is what a hit costs beyond the
+ * kernel's own kprobe events, hence its switch. They are the kernel's printk-style text
+ * entries (the ftrace "print" event:
  * the probed address's symbol, then okprobes' text from the event name on), not binary
  * kprobe events: okprobes' events are not the kernel's trace_event_calls (they exist also
  * where the kernel has no kprobe events, nor a ring buffer).
@@ -35,6 +41,7 @@
 
 static struct trace_array *okp_instance;
 static bool okp_instance_tried;
+bool okp_tracefs_mirror = true;
 
 void okp_tracefs_instance_get(void)
 {
@@ -68,12 +75,22 @@ void okp_tracefs_instance_get(void)
 	WRITE_ONCE(okp_instance, tr);
 }
 
-void okp_tracefs_instance_write(unsigned long ip, const char *text, int len)
+/* At a hit, under this CPU's ring lock (the text scratch is that CPU's). */
+void okp_tracefs_instance_write(const struct okp_event_record *rec, int len, u64 ts)
 {
 	struct trace_array *tr = READ_ONCE(okp_instance);
+	char *text;
+	int text_len;
 
-	if (tr)
-		trace_array_printk(tr, ip, "%.*s", len, text);
+	if (!tr)
+		return;
+	text = okp_trace_buffer_text_scratch();
+	text_len = okp_event_record_text(rec, len, ts, true, text, OKP_TRACE_RECORD_MAX);
+#ifdef trace_array_puts
+	__trace_array_puts(tr, rec->func ?: rec->ip, text, text_len);
+#else
+	trace_array_printk(tr, rec->func ?: rec->ip, "%.*s", text_len, text);
+#endif
 }
 NOKPROBE_SYMBOL(okp_tracefs_instance_write);
 

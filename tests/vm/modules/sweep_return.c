@@ -6,9 +6,9 @@
  * The guest script writes commands to /sys/kernel/debug/okp_sweep/return, in this order:
  *   run      register a return probe on every sampled function. Each is accepted, or refused
  *            with a negative errno and a non-empty reason (counted by errno and by reason class,
- *            as sweep.c counts kprobes); a refusal without a reason is a failure. Each takes
- *            maxactive stubs of okprobes' 4096 (ret_maxactive=, default max(10, 2 * CPUs)):
- *            past ~400 functions the rest are refused -ENOSPC, so larger samples lower it.
+ *            as sweep.c counts kprobes); a refusal without a reason is a failure. Each holds
+ *            maxactive instances (ret_maxactive=, default max(10, 2 * CPUs)) and no stub: a
+ *            frame takes one of okprobes' stubs at entry.
  *   check    (after a workload) with every CPU stopped (stop_machine: no handler, no entry or
  *            return path half done), the counts must add up exactly:
  *              per probe   returns <= entries, entries = returns + reclaimed + in flight >= 0;

@@ -14,13 +14,15 @@ unsigned long okp_target_opt(unsigned long x);
 
 static struct dentry *dir;
 
-/* Offsets events.sh names: magic 0, negative 8, bits 12, name 16, name_ptr 32. */
+/* Offsets events.sh names: magic 0, negative 8, bits 12, name 16, name_ptr 32, names 40 (an
+ * array of string pointers, the last NULL, for string[N]). */
 struct okp_target_record {
 	u64 magic;
 	s32 negative;
 	u32 bits;
 	char name[16];
 	const char *name_ptr;
+	const char *names[3];
 };
 struct okp_target_record okp_target_record = {
 	.magic = 0x1122334455667788ULL,
@@ -28,6 +30,7 @@ struct okp_target_record okp_target_record = {
 	.bits = 0xa5,
 	.name = "okprobes",
 	.name_ptr = "pointed-to",
+	.names = { "one", "two", NULL },
 };
 noinline unsigned long okp_target_read(const struct okp_target_record *r, unsigned long n);
 noinline unsigned long okp_target_read(const struct okp_target_record *r, unsigned long n)

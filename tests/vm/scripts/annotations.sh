@@ -47,7 +47,7 @@ check "the sample's probe on kernel_clone counts hits" gt "$(hits kernel_clone)"
 rmmod okprobe_example
 
 # 2. The annotated module loaded before okprobes: okprobes reads it from the loaded modules.
-check "okprobes unloads (to load the annotated module first)" rmmod okprobes
+check "okprobes unloads (to load the annotated module first)" rmmod_wait okprobes
 check "okp_annotated loads without okprobes (no calls into it)" insmod /okp/okp_annotated.ko
 check "okprobes loads again" insmod /okp/okprobes.ko
 annotated_checks "loaded before okprobes"

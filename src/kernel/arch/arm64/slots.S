@@ -6,4 +6,4 @@
  */
 #include "../common/text_area.h"
 
-	okp_text_area okp_slot_area_start, okp_slot_area_end, 4096, 128*1024, 4, 0x00000000
+	okp_text_area okp_slot_area_start, okp_slot_area_end, 4096, 256*1024, 4, 0x00000000

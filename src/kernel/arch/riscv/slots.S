@@ -7,4 +7,4 @@
  */
 #include "../common/text_area.h"
 
-	okp_text_area okp_slot_area_start, okp_slot_area_end, 4096, 128*1024, 2, 0x0000
+	okp_text_area okp_slot_area_start, okp_slot_area_end, 4096, 512*1024, 2, 0x0000

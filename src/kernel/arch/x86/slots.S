@@ -10,4 +10,4 @@
 #include "../common/text_area.h"
 
 	/* 16,384 cells of 32 bytes: a breakpoint site takes 1-2, a jump-optimized one 4 more. */
-	okp_text_area okp_slot_area_start, okp_slot_area_end, 4096, 512*1024, 1, 0xcc
+	okp_text_area okp_slot_area_start, okp_slot_area_end, 4096, 1024*1024, 1, 0xcc

@@ -122,6 +122,12 @@ static void ***okp_called_pointers(size_t *n)
 		(void **)&okp_x86_ksyms.alternatives_text_reserved,
 		(void **)&okp_x86_ksyms.stack_trace_save_tsk_reliable,
 		(void **)&okp_x86_ksyms.idle_task,
+		&okp_ksyms.rethook_alloc,
+		&okp_ksyms.rethook_free,
+		&okp_ksyms.rethook_try_get,
+		&okp_ksyms.rethook_hook,
+		&okp_ksyms.rethook_recycle,
+		&okp_ksyms.rethook_add_node,
 	};
 
 	*n = ARRAY_SIZE(ptrs);
