@@ -193,6 +193,32 @@ static int okp_switch_stopped_locked(struct okp_riscv_patch *patches, unsigned i
 	return 0;
 }
 
+/*
+ * Before a stop_machine: let the queued frees of modules' init memory finish. A stop waits for
+ * every hart to reach its stopper while the ones already there spin, and do_free_init (a
+ * kworker, queued when a module's init returns) is a long non-preemptible stretch on riscv:
+ * it resets its pages' permissions one page at a time, each a remote TLB flush that waits for
+ * every other hart. With the others spinning in the stopper each flush is answered late (an
+ * emulator running the harts in turn: one time slice each), so a stop right after a module's
+ * load waited for the whole free. Without KGDB the first switch is made at registration,
+ * usually in the init of the module loaded just after another (docs/riscv64-detours.md).
+ * Waiting here, outside text_mutex and with no hart stopped, lets the free run at its normal
+ * pace. A free queued after this returns only makes the stop slow again, never wrong. No
+ * deadlock: do_free_init (an RCU grace period, then vfree) takes none of the locks a switch's
+ * caller may hold (okprobes' registry lock; a module's init runs with no module lock held),
+ * and text_mutex is not held yet. flush_module_init_free_work is the kernel's own way to wait
+ * for it (mark_rodata_ro); a kernel without it keeps the slow stop.
+ */
+static void okp_let_module_init_frees_finish(void)
+{
+	void (*flush_init_frees)(void) =
+		(void (*)(void))okp_riscv_ksyms.flush_module_init_free_work;
+
+	might_sleep();
+	if (flush_init_frees)
+		flush_init_frees();
+}
+
 int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n)
 {
 	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
@@ -200,6 +226,7 @@ int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n)
 
 	if (!text_mutex)
 		return -EOPNOTSUPP;
+	okp_let_module_init_frees_finish();
 	mutex_lock(text_mutex);
 	ret = okp_switch_stopped_locked(patches, n);
 	mutex_unlock(text_mutex);

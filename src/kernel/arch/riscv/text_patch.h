@@ -13,6 +13,9 @@ struct okp_riscv_ksyms {
 	/* patch.c's flag that a patch is made inside stop_machine (text_mutex held by the
 	 * caller, not the stopper: lockdep's check is skipped as for the kernel's patch_text). */
 	unsigned long riscv_patch_in_stop_machine;
+	/* void flush_module_init_free_work(void): waits for the queued frees of modules' init
+	 * memory (text_patch.c, before a stop_machine). */
+	unsigned long flush_module_init_free_work;
 };
 extern struct okp_riscv_ksyms okp_riscv_ksyms;
 
