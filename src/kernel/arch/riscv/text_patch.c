@@ -207,7 +207,8 @@ static int okp_switch_stopped_locked(struct okp_riscv_patch *patches, unsigned i
  * deadlock: do_free_init (an RCU grace period, then vfree) takes none of the locks a switch's
  * caller may hold (okprobes' registry lock; a module's init runs with no module lock held),
  * and text_mutex is not held yet. flush_module_init_free_work is the kernel's own way to wait
- * for it (mark_rodata_ro); a kernel without it keeps the slow stop.
+ * for it (init's mark_readonly, before mark_rodata_ro); a kernel without it keeps the slow
+ * stop.
  */
 static void okp_let_module_init_frees_finish(void)
 {
