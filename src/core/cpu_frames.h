@@ -54,4 +54,19 @@ enum FrameKind : unsigned int {
   __atomic_store_n(&cpu->depth, depth - 1, __ATOMIC_RELAXED);
 }
 
+// A frame the hit opened on an idle CPU: frame 0, counted in depth and left unfilled (kind 0,
+// as pop_frame leaves every frame above depth), as okp_core_on_detour's common hit does. Only
+// step exits and detour post entries read a frame, and only one of their own kinds: a
+// kHandlers frame is never read, so it need not be written; a step fills it before it begins.
+// Closing it is then only the count (nothing was written that an interrupt must not see).
+[[gnu::always_inline]] inline okp_cpu_frame* open_first_frame(okp_cpu_state* cpu) {
+  __atomic_store_n(&cpu->depth, 1u, __ATOMIC_RELAXED);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);  // same CPU only: nothing hoisted above the count
+  return &cpu->frames[0];
+}
+[[gnu::always_inline]] inline void close_first_frame(okp_cpu_state* cpu) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&cpu->depth, 0u, __ATOMIC_RELAXED);
+}
+
 }  // namespace okp

@@ -43,20 +43,6 @@ OKP_HIT_INLINE bool finish_step(okp_cpu_state* cpu, unsigned int depth, okp_addr
   return true;
 }
 
-// A frame the hit opened on an idle CPU: frame 0, counted in depth and left unfilled (kind 0,
-// as pop_frame leaves every frame above depth), as okp_core_on_detour's common hit does. Only
-// step exits and detour post entries read a frame, and only one of their own kinds: a
-// kHandlers frame is never read, so it need not be written; a step fills it before it begins.
-// Closing it is then only the count (nothing was written that an interrupt must not see).
-OKP_HIT_INLINE okp_cpu_frame* open_first_frame(okp_cpu_state* cpu) {
-  __atomic_store_n(&cpu->depth, 1u, __ATOMIC_RELAXED);
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);  // same CPU only: nothing hoisted above the count
-  return &cpu->frames[0];
-}
-OKP_HIT_INLINE void close_first_frame(okp_cpu_state* cpu) {
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  __atomic_store_n(&cpu->depth, 0u, __ATOMIC_RELAXED);
-}
 
 // What a breakpoint hit does once its pre handlers ran (or, re-entered, were skipped): send
 // execution on past the probed instruction, and close the hit's frame unless a step keeps it

@@ -30,34 +30,8 @@ OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
   }
 }
 
-// The frame's return goes through the kernel's rethook (src/kernel/rethook.c): the kernel
-// keeps the real return address on the task's own list, where its unwinders find it.
-[[gnu::always_inline]] inline void arm_rethook(okp_kretprobe* rp, ReturnPool* pool,
-                                               okp_regs* regs) {
-  const unsigned long taken = okp_seam_rethook_take(pool->rethook);
-  if (!taken) {
-    count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
-    return;
-  }
-  if (taken & 1) {  // its task was freed inside the function: the kernel took it back
-    __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&rp->nreclaimed, 1, __ATOMIC_RELAXED);
-  }
-  auto* ri = reinterpret_cast<okp_kretprobe_instance*>(taken & ~1ul);
-  ri->rp = rp;
-  ri->ret_addr = arch::return_address(regs);
-  ri->frame = arch::return_frame(regs);  // ri->task: set by the glue
-  if (rp->entry_handler && rp->entry_handler(ri, reinterpret_cast<pt_regs*>(regs))) {
-    okp_seam_rethook_recycle(ri);
-    return;
-  }
-  okp_seam_rethook_hook(ri, regs);
-  note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
-}
-
-// The frame's return goes through one of okprobes' stubs. Out of line: its registers and
-// stack would otherwise be saved on the rethook path too.
-[[gnu::noinline]] OKP_HIT_PATH void arm_stub(okp_kretprobe* rp, ReturnPool* pool, okp_regs* regs) {
+// The frame's return goes through one of okprobes' stubs.
+[[gnu::always_inline]] inline void arm_stub(okp_kretprobe* rp, ReturnPool* pool, okp_regs* regs) {
   void* const task = okp_seam_current_task();
   auto* pt = reinterpret_cast<pt_regs*>(regs);
   u32 slot = 0;
@@ -96,19 +70,37 @@ OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
   // Published last: a reclaimer that sees kArmed also sees the slot armed and the fields set.
   __atomic_store_n(&st.life, armed_again(__atomic_load_n(&st.life, __ATOMIC_RELAXED)),
                    __ATOMIC_RELEASE);
-  note_peak(rp, __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED));
+  note_peak(rp, __atomic_add_fetch(&pool->head.in_use, 1, __ATOMIC_RELAXED));
 }
 
 }  // namespace
 
+// The entry of a return probe through okprobes' stubs. One through the kernel's rethook has
+// the glue's okp_seam_rethook_entry as its pre handler instead (see seam/kernel_services.h).
 OKP_HIT_PATH int return_entry(okp_kprobe* kp, pt_regs* regs) {
   okp_kretprobe* rp = return_probe_of(kp);
   ReturnPool* pool = pool_of(rp);
-  if (!pool) return 0;
-  if (pool->rethook) arm_rethook(rp, pool, reinterpret_cast<okp_regs*>(regs));
-  else arm_stub(rp, pool, reinterpret_cast<okp_regs*>(regs));
+  if (pool) arm_stub(rp, pool, reinterpret_cast<okp_regs*>(regs));
   return 0;
 }
+
+}  // namespace okp
+
+// okp_seam_rethook_entry's rare cases (preemption off).
+extern "C" OKP_HIT_PATH void okp_core_rethook_missed(struct okp_kretprobe* rp, int cause) {
+  okp::count_rp_miss(rp, static_cast<okp_kretprobe_miss_cause>(cause));
+}
+
+extern "C" OKP_HIT_PATH void okp_core_rethook_reclaimed(struct okp_kretprobe* rp) {
+  __atomic_fetch_sub(&okp::pool_of(rp)->head.in_use, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&rp->nreclaimed, 1, __ATOMIC_RELAXED);
+}
+
+extern "C" OKP_HIT_PATH void okp_core_rethook_peak(struct okp_kretprobe* rp, unsigned int in_use) {
+  okp::note_peak(rp, in_use);
+}
+
+namespace okp {
 
 namespace {
 
@@ -153,7 +145,7 @@ ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 ninstances) {
 }
 
 void free_pool(ReturnPool* pool) {
-  if (pool && pool->rethook) okp_seam_free(pool);
+  if (pool && pool->head.rethook) okp_seam_free(pool);
   else okp_seam_free_large(pool);
 }
 
@@ -165,8 +157,8 @@ ErrorOr<ReturnPool*> make_rethook_pool(okp_kretprobe* rp, u32 want) {
   pool->rp = rp;
   pool->ninstances = want;
   pool->instance_size = instance_size_of(rp);
-  pool->rethook = okp_seam_rethook_create(rp, want, pool->instance_size);
-  if (!pool->rethook) {
+  pool->head.rethook = okp_seam_rethook_create(rp, want, pool->instance_size);
+  if (!pool->head.rethook) {
     okp_seam_free(pool);
     return Error(Errno::kNoMem, "out of memory for the kernel's rethook nodes");
   }
@@ -199,21 +191,23 @@ int publish(Locked lock, okp_kretprobe* rp, ReturnPool* pool, okp_kprobe** rollb
   rp->peak = 0;
   rp->nreclaimed = 0;
   for (auto& m : rp->nmissed_by) m = 0;
-  rp->kp.pre_handler = return_entry;
+  rp->kp.pre_handler = pool->head.rethook ? okp_seam_rethook_entry : return_entry;
   rp->kp.post_handler = nullptr;
   __atomic_store_n(&rp->okp_pool, pool, __ATOMIC_RELEASE);
   const int err = registry().register_probe_locked(lock, &rp->kp, /*return_probe=*/true, rollback);
   if (err) {
     __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
     unlink_pool(pool);
-    if (pool->rethook) okp_seam_rethook_free(pool->rethook);
+    if (pool->head.rethook) okp_seam_rethook_free(pool->head.rethook);
   }
   return err;
 }
 
 }  // namespace
 
-bool is_return_entry(const okp_kprobe* kp) { return kp->pre_handler == return_entry; }
+bool is_return_entry(const okp_kprobe* kp) {
+  return kp->pre_handler == return_entry || kp->pre_handler == okp_seam_rethook_entry;
+}
 
 namespace {
 
@@ -261,11 +255,11 @@ void describe_return_probe(const okp_kretprobe* rp, char* buf, usize len) {
   okp_seam_format(buf, len,
                   " maxactive=%u in_use=%u peak=%u missed_pool_empty=%lu missed_reentry=%lu "
                   "missed_disabled=%lu missed_no_stub=%lu reclaimed=%lu%s%s return=%s",
-                  pool ? pool->ninstances : 0, pool ? __atomic_load_n(&pool->in_use, __ATOMIC_RELAXED) : 0,
+                  pool ? pool->ninstances : 0, pool ? __atomic_load_n(&pool->head.in_use, __ATOMIC_RELAXED) : 0,
                   rp->peak, pool_empty, reentry, rp->nmissed_by[OKP_RP_MISS_DISABLED], no_stub,
                   rp->nreclaimed, pool_empty ? " advice=\"raise maxactive\"" : "",
                   no_stub ? " advice=\"all return stubs were in use\"" : "",
-                  pool && pool->rethook ? "rethook" : "stubs");
+                  pool && pool->head.rethook ? "rethook" : "stubs");
 }
 
 }  // namespace okp
@@ -330,10 +324,10 @@ namespace {
 // detached: no entry handler can arm a stub of this pool any more): frames that never return
 // give their instance back, and frames still inside will return through a detached stub.
 void detach_return_probe(Locked, ReturnPool* pool) {
-  if (pool->rethook) {
+  if (pool->head.rethook) {
     // No handler runs after the next grace period; the kernel frees the nodes, the ones
     // still out when their frames return (see src/kernel/rethook.c on unload).
-    okp_seam_rethook_free(pool->rethook);
+    okp_seam_rethook_free(pool->head.rethook);
     unlink_pool(pool);
     return;
   }

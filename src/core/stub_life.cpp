@@ -47,7 +47,7 @@ OKP_HIT_PATH void release_frame(u32 index, StubLife was) {
     StubState& st = g_stubs[index];
     ReturnPool* pool = st.pool;
     const u32 slot = st.slot;
-    __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&pool->head.in_use, 1, __ATOMIC_RELAXED);
     pool->free.push(slot);
   }
   g_free_stubs.push(index);
@@ -167,23 +167,24 @@ extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, 
 // A frame hooked through the kernel's rethook returned (src/kernel/rethook.c; preemption
 // off, inside the kernel's trampoline): the return handler runs as at a stub's return. The
 // kernel puts the instance back in its pool after this. Unregister calls rethook_free() (no
-// handler is called after it) and waits a grace period before the pool is freed, so pool and
-// rp are alive here.
+// handler is called after it) and waits a grace period before it clears rp->okp_pool and
+// frees the pool, so both are alive here without a test.
 extern "C" OKP_HIT_PATH void okp_core_on_rethook_return(struct okp_kretprobe_instance* ri,
                                                         struct okp_regs* regs,
                                                         struct okp_cpu_state* cpu) {
   okp_kretprobe* rp = ri->rp;
-  ReturnPool* pool = pool_of(rp);
-  if (!pool) return;
-  if (cpu->depth > 0) {
+  // Counted out before the handler runs, so that nothing of ri or rp is needed after it: the
+  // instance goes back to the pool only after this returns, and in_use is a count to show.
+  __atomic_fetch_sub(&static_cast<ReturnPool*>(rp->okp_pool)->head.in_use, 1, __ATOMIC_RELAXED);
+  if (cpu->depth == 0 && !rp_disabled(rp) && rp->handler) [[likely]] {
+    open_first_frame(cpu);
+    rp->handler(ri, reinterpret_cast<pt_regs*>(regs));
+    close_first_frame(cpu);
+  } else if (cpu->depth > 0) {
     count_rp_miss(rp, OKP_RP_MISS_REENTRY);
   } else if (rp_disabled(rp)) {
     count_rp_miss(rp, OKP_RP_MISS_DISABLED);
-  } else if (rp->handler && push_frame(cpu, nullptr, kHandlers)) {
-    rp->handler(ri, reinterpret_cast<pt_regs*>(regs));
-    pop_frame(cpu);
   }
-  __atomic_fetch_sub(&pool->in_use, 1, __ATOMIC_RELAXED);
 }
 
 // Whether addr is where one of the return stubs starts: what a diverted return-address slot
@@ -232,6 +233,6 @@ extern "C" unsigned long okp_core_return_stubs_in_use(void) {
     n += life_of(__atomic_load_n(&g_stubs[i].life, __ATOMIC_RELAXED)) != kFree;
   for (ReturnPool* pool = __atomic_load_n(&g_pools, __ATOMIC_ACQUIRE); pool;
        pool = __atomic_load_n(&pool->next, __ATOMIC_ACQUIRE))
-    if (pool->rethook) n += __atomic_load_n(&pool->in_use, __ATOMIC_RELAXED);
+    if (pool->head.rethook) n += __atomic_load_n(&pool->head.in_use, __ATOMIC_RELAXED);
   return n;
 }

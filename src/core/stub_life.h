@@ -10,6 +10,7 @@
 #include "arch/arch_contract.h"
 #include "core/index_stack.h"
 #include "core/utility.h"
+#include "seam/kernel_services.h"
 
 namespace okp {
 
@@ -21,15 +22,17 @@ namespace okp {
 // instances are its nodes, there is no free stack, and the pool is on no g_pools list (the
 // kernel reclaims a freed task's nodes itself).
 struct ReturnPool {
+  // First: the rethook entry in the glue reads it through rp->okp_pool (the seam's
+  // okp_return_pool_head): the kernel's struct rethook, or null for okprobes' stubs, and the
+  // instances in use now (atomic).
+  okp_return_pool_head head;
   okp_kretprobe* rp;
   ReturnPool* next;           // g_pools link: registry lock to change, RCU to read
   IndexStack free;            // free instances (indices into instances); links in free_links
   u32 ninstances;             // maxactive: instances, or rethook nodes
-  u32 in_use;                 // atomic: instances in use now
   usize instance_size;
   u32* free_links;            // [ninstances]
   u8* instances;              // ninstances * instance_size
-  void* rethook;              // the kernel's struct rethook, or null: okprobes' stubs
 };
 
 // A stub's life: kFree (on the global free stack) -> kArmed (a frame of a registered probe

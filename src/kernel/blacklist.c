@@ -287,6 +287,7 @@ static int okp_blacklist_trap_path(void)
 	okp_addr_t own[] = { okp_trap_entry_point(), okp_ftrace_entry_point(),
 			     okp_ftrace_ipmodify_entry_point(),
 			     okp_return_entry_point(), okp_rethook_entry_point(),
+			     okp_rethook_pre_handler_entry_point(),
 			     okp_trap_not_ours_entry_point(),
 			     okp_trap_step_entry_point(),
 #ifdef OKP_JUMP_PROBES

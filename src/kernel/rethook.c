@@ -11,9 +11,10 @@
  * sleeping under an armed return probe and the reliable unwinder all show the real callers,
  * as for the kernel's kretprobes.
  *
- * The entry stays okprobes' own (its breakpoint or jump probe): its pre handler takes a node
- * (rethook_try_get) and hooks the frame (rethook_hook) with the entry's pt_regs. The return runs
- * through the kernel's trampoline, which calls okp_rethook_handler() with preemption off.
+ * The entry stays okprobes' own (its breakpoint, ftrace or jump probe): its pre handler,
+ * okp_seam_rethook_entry(), takes a node (rethook_try_get) and hooks the frame (rethook_hook)
+ * with the entry's pt_regs. The return runs through the kernel's trampoline, which calls
+ * okp_rethook_handler() with preemption off.
  *
  * Each node is a struct okp_rethook_frame: the kernel's node first (6.1 frees a node by its
  * address), then the instance okprobes' handlers see, its data after it.
@@ -81,11 +82,6 @@ typedef struct rethook *(*okp_rethook_alloc_t)(void *, okp_rethook_handler_t);
 
 #define OKP_RH(name, type) ((type)okp_ksyms.name)
 
-static inline struct okp_rethook_frame *okp_frame_of(struct okp_kretprobe_instance *ri)
-{
-	return container_of(ri, struct okp_rethook_frame, ri);
-}
-
 /* The kernel's trampoline calls this at a hooked frame's return, preemption off. */
 #if OKP_RETHOOK_HANDLER_RET_ADDR
 static void notrace okp_rethook_handler(struct rethook_node *node, void *data,
@@ -97,7 +93,7 @@ static void notrace okp_rethook_handler(struct rethook_node *node, void *data,
 {
 	struct okp_rethook_frame *f = container_of(node, struct okp_rethook_frame, node);
 
-	WRITE_ONCE(f->hooked, 0);
+	f->hooked = 0;
 	okp_core_on_rethook_return(&f->ri, (struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state));
 }
 NOKPROBE_SYMBOL(okp_rethook_handler);
@@ -178,45 +174,49 @@ static __always_inline struct rethook_node *okp_rethook_try_get(struct rethook *
 #endif
 }
 
-static __always_inline void okp_rethook_hook(struct rethook_node *node, struct pt_regs *regs)
+/*
+ * A return probe's entry through the rethook: its pre handler (seam/kernel_services.h), on
+ * the hit path with preemption off. rp->okp_pool is set before the entry probe is registered
+ * and cleared only a grace period after it was detached, so it is here. What is rare (a miss,
+ * a node recycled without a return, a new peak) is the core's.
+ */
+notrace int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 {
-	okp_arch_rethook_prepare(node, regs, okp_ksyms.arch_rethook_trampoline);
-}
-
-/* Hit path, preemption off. 0: the pool is empty (or being freed). Else the instance, with
- * bit 0 set if the node was recycled by the kernel without a return (see hooked). */
-notrace unsigned long okp_seam_rethook_take(void *rh)
-{
-	struct rethook_node *node = okp_rethook_try_get(rh);
+	struct okp_kretprobe *rp = container_of(kp, struct okp_kretprobe, kp);
+	struct okp_return_pool_head *pool = rp->okp_pool;
+	struct rethook_node *node = okp_rethook_try_get(pool->rethook);
 	struct okp_rethook_frame *f;
-	unsigned long was_hooked;
+	unsigned int in_use;
 
-	if (!node)
+	if (unlikely(!node)) {
+		okp_core_rethook_missed(rp, OKP_RP_MISS_POOL_EMPTY);
 		return 0;
+	}
 	f = container_of(node, struct okp_rethook_frame, node);
-	was_hooked = f->hooked;
-	f->hooked = 0;
+	if (unlikely(f->hooked))
+		okp_core_rethook_reclaimed(rp);
+	f->ri.rp = rp;
+	f->ri.ret_addr = okp_arch_rethook_return_address(regs);
+	f->ri.frame = okp_arch_rethook_frame(regs);
 	f->ri.task = current;
-	return (unsigned long)&f->ri | (was_hooked & 1);
-}
-NOKPROBE_SYMBOL(okp_seam_rethook_take);
-
-/* Hit path: diverts the return of the frame entered at regs to the kernel's trampoline. */
-notrace void okp_seam_rethook_hook(struct okp_kretprobe_instance *ri, struct okp_regs *regs)
-{
-	struct okp_rethook_frame *f = okp_frame_of(ri);
-
+	if (rp->entry_handler && rp->entry_handler(&f->ri, regs)) {
+		f->hooked = 0;
+		OKP_RH(rethook_recycle, void (*)(struct rethook_node *))(node);
+		return 0;
+	}
 	f->hooked = 1;
-	okp_rethook_hook(&f->node, (struct pt_regs *)regs);
+	okp_arch_rethook_prepare(node, regs, okp_ksyms.arch_rethook_trampoline);
+	in_use = __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED);
+	if (unlikely(in_use > READ_ONCE(rp->peak)))
+		okp_core_rethook_peak(rp, in_use);
+	return 0;
 }
-NOKPROBE_SYMBOL(okp_seam_rethook_hook);
+NOKPROBE_SYMBOL(okp_seam_rethook_entry);
 
-/* Hit path: an instance taken but not hooked (the entry handler refused it) goes back. */
-notrace void okp_seam_rethook_recycle(struct okp_kretprobe_instance *ri)
+okp_addr_t okp_rethook_pre_handler_entry_point(void)
 {
-	OKP_RH(rethook_recycle, void (*)(struct rethook_node *))(&okp_frame_of(ri)->node);
+	return (okp_addr_t)okp_seam_rethook_entry;
 }
-NOKPROBE_SYMBOL(okp_seam_rethook_recycle);
 
 void okp_rethook_init(void)
 {
@@ -243,13 +243,15 @@ void *okp_seam_rethook_create(void *data, unsigned int num, unsigned long instan
 	return NULL;
 }
 void okp_seam_rethook_free(void *rh) {}
-unsigned long okp_seam_rethook_take(void *rh)
+int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
+{
+	return 0;	/* never registered: okp_seam_rethook_unusable() says why */
+}
+okp_addr_t okp_rethook_entry_point(void)
 {
 	return 0;
 }
-void okp_seam_rethook_hook(struct okp_kretprobe_instance *ri, struct okp_regs *regs) {}
-void okp_seam_rethook_recycle(struct okp_kretprobe_instance *ri) {}
-okp_addr_t okp_rethook_entry_point(void)
+okp_addr_t okp_rethook_pre_handler_entry_point(void)
 {
 	return 0;
 }

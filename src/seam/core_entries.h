@@ -87,6 +87,12 @@ void okp_core_on_task_free(void *task);
  * hooked for instance ri returned. */
 void okp_core_on_rethook_return(struct okp_kretprobe_instance *ri, struct okp_regs *regs,
 				struct okp_cpu_state *cpu);
+/* okp_seam_rethook_entry's rare cases (preemption off): a return missed for cause; the node
+ * taken had been recycled by the kernel without a return (its task was freed inside the
+ * function); in_use went above the probe's peak. */
+void okp_core_rethook_missed(struct okp_kretprobe *rp, int cause);
+void okp_core_rethook_reclaimed(struct okp_kretprobe *rp);
+void okp_core_rethook_peak(struct okp_kretprobe *rp, unsigned int in_use);
 /* The return trampoline's callback (interrupts off): answers the real return address. */
 unsigned long okp_core_on_return(struct okp_regs *regs, unsigned long index,
 				 struct okp_cpu_state *cpu);

@@ -126,22 +126,31 @@ unsigned int okp_seam_possible_cpus(void);
  * probes registered now go through it, else why not (a static string). create: a pool of num
  * instances of instance_size bytes (okp_kretprobe_instance and its data) whose returns call
  * okp_core_on_rethook_return; NULL when out of memory. free: no handler runs after the next
- * grace period; the kernel frees the pool and nodes still out. take/hook/recycle: the hit
- * path (preemption off); take answers 0 when the pool is empty, else the instance (its task
- * set to the running one) with bit 0 set when the kernel recycled it without a return (its task
- * freed inside the function): one word, no out-parameter whose address the caller must take.
+ * grace period; the kernel frees the pool and nodes still out.
+ *
+ * entry: the pre handler of a return probe whose pool is a rethook's (the core registers it
+ * as the entry probe's). The glue's, not the core's: every step of it (the kernel's pool, the
+ * arch's prepare, current's list) is the kernel's inline code, and a call into the glue for
+ * each was most of what the entry cost over the kernel's own kretprobe. It reads the
+ * probe's pool through its head (below), takes a node, fills the instance, runs the entry
+ * handler, hooks the frame and counts it in head.in_use; what is rare it leaves to the core
+ * (okp_core_rethook_*).
  */
+struct okp_return_pool_head {
+	void *rethook;		/* the kernel's struct rethook, or NULL: okprobes' own stubs */
+	unsigned int in_use;	/* atomic: instances in use now */
+};
 /* Unregister detached armed stubs of okprobes' own (registry lock held): their frames will
  * still return into okprobes' text, so the module must not go before they have (return.c). */
 void okp_seam_return_stubs_detached(void);
 
 struct okp_kretprobe_instance;
+struct okp_kprobe;
+struct pt_regs;
 const char *okp_seam_rethook_unusable(void);
 void *okp_seam_rethook_create(void *data, unsigned int num, unsigned long instance_size);
 void okp_seam_rethook_free(void *rethook);
-unsigned long okp_seam_rethook_take(void *rethook);
-void okp_seam_rethook_hook(struct okp_kretprobe_instance *ri, struct okp_regs *regs);
-void okp_seam_rethook_recycle(struct okp_kretprobe_instance *ri);
+int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs);
 
 /* --- The trap (src/kernel/seam.c; arm64: src/kernel/arch/arm64/trap.c). --- */
 

@@ -30,6 +30,8 @@ void bench_report_states(const char *tn, const char *const *names, unsigned int 
 void bench_report_ratio(const char *tn, const char *mode, u64 (*times)[MAX_ROUNDS],
 			const u64 *med_ps, const u64 *min_ps, unsigned int ok, unsigned int ke);
 void *first_insn(const void *fn);
+/* One call of fn for tests/bench/trace-path (module parameter trace_path), else nothing. */
+void bench_trace_call(const char *tn, const char *sn, unsigned long (*fn)(unsigned long));
 
 /* The two jump-optimization switches, /proc/sys/debug/<name>. */
 #define KPROBES_OPT "kprobes-optimization"

@@ -187,6 +187,7 @@ static u64 ret_run(enum ret_target t, enum ret_state st, unsigned long n, bool f
 	if (okp && !!(orp.kp.flags & OKP_KPROBE_FLAG_OPTIMIZED) != optimized)
 		bench_error("target=%s state=%s okprobes' entry is %sOPTIMIZED (%s)", tn, sn,
 			    optimized ? "not " : "", okp_kprobe_reason(&orp.kp));
+	bench_trace_call(tn, sn, ret_targets[t].fn);
 	entries = returns = mispaired = 0;
 	ns = ret_loop(t, n, &sum);
 	if (sum != n * (n + 1) / 2)

@@ -323,9 +323,7 @@ extern "C" const char* okp_seam_rethook_unusable(void) { return "no kernel on th
 extern "C" void* okp_seam_rethook_create(void*, unsigned int, unsigned long) { return nullptr; }
 extern "C" void okp_seam_rethook_free(void*) {}
 extern "C" void okp_seam_return_stubs_detached(void) {}
-extern "C" unsigned long okp_seam_rethook_take(void*) { return 0; }
-extern "C" void okp_seam_rethook_hook(okp_kretprobe_instance*, okp_regs*) {}
-extern "C" void okp_seam_rethook_recycle(okp_kretprobe_instance*) {}
+extern "C" int okp_seam_rethook_entry(okp_kprobe*, pt_regs*) { return 0; }
 
 // Return probes' stubs live in okprobes' text in the kernel; here they are plain memory.
 extern "C" const unsigned char okp_return_stubs[4096 * 16] = {};

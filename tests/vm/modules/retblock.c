@@ -28,6 +28,8 @@
 #include <linux/wait.h>
 #include <okprobes/okprobes.h>
 
+#include "scale_common.h"
+
 static unsigned int tasks = 2000;
 module_param(tasks, uint, 0444);
 static int maxactive = 2048;
@@ -93,30 +95,6 @@ static int okp_rblk_task(void *arg)
 	kthread_complete_and_exit(&task_exited, 0);
 }
 
-/* Misses of every cause: the pool, re-entry, disabled, no free stub. */
-static unsigned long misses_of(const struct okp_kretprobe *rp)
-{
-	unsigned long sum = rp->nmissed + rp->kp.nmissed;
-	unsigned int c;
-
-	for (c = 0; c < OKP_RP_MISS_NR; c++)
-		sum += rp->nmissed_by[c];
-	return sum;
-}
-
-static unsigned long wait_stubs_in_use(unsigned long want)
-{
-	unsigned long in_use = okp_return_stubs_in_use();
-	int i;
-
-	for (i = 0; i < 200 && in_use > want; i++) {
-		rcu_barrier();
-		msleep(10);
-		in_use = okp_return_stubs_in_use();
-	}
-	return in_use;
-}
-
 /* The tasks leave the probed function: every instance returns, then the probe goes. */
 static void okp_rblk_release(void)
 {
@@ -143,13 +121,13 @@ static void okp_rblk_release(void)
 	report(!atomic_long_read(&wrong_pairs) && !atomic_long_read(&wrong_results),
 	       "each return handler saw its own task's argument and return value, each task its result (%ld, %ld wrong)",
 	       atomic_long_read(&wrong_pairs), atomic_long_read(&wrong_results));
-	report(!misses_of(&probe), "no instance missed, for any cause (nmissed %d, entry %lu, %lu in all)",
-	       probe.nmissed, probe.kp.nmissed, misses_of(&probe));
-	in_use = wait_stubs_in_use(stubs_before);
+	report(!okp_scale_misses_of(&probe), "no instance missed, for any cause (nmissed %d, entry %lu, %lu in all)",
+	       probe.nmissed, probe.kp.nmissed, okp_scale_misses_of(&probe));
+	in_use = okp_scale_wait_stubs_in_use(stubs_before);
 	report(in_use == stubs_before, "every instance is back (%lu in use, %lu before)", in_use, stubs_before);
 	okp_unregister_kretprobe(&probe);
 	registered = false;
-	in_use_after = wait_stubs_in_use(0);
+	in_use_after = okp_scale_wait_stubs_in_use(0);
 	report(in_use_after == 0, "after unregister no return stub is in use (%lu)", in_use_after);
 	pr_info("OKP-RETBLOCK-END: tasks=%u peak=%u ms=%llu\n", tasks, probe.peak,
 		(ktime_get_ns() - start_ns) / 1000000);
@@ -159,13 +137,10 @@ static DEFINE_MUTEX(release_lock);
 
 static int okp_rblk_set_release(const char *val, const struct kernel_param *kp)
 {
-	bool on;
-	int ret = kstrtobool(val, &on);
+	int ret = okp_scale_trigger(val);
 
 	if (ret)
 		return ret;
-	if (!on)
-		return -EINVAL;
 	mutex_lock(&release_lock);
 	if (registered)
 		okp_rblk_release();
@@ -226,7 +201,7 @@ static int __init okp_retblock_init(void)
 	       atomic_long_read(&entries), atomic_long_read(&returns));
 	report(probe.peak >= tasks && okp_return_stubs_in_use() >= stubs_before + tasks,
 	       "as many instances are live (peak %u, %lu in use)", probe.peak, okp_return_stubs_in_use());
-	report(!misses_of(&probe), "no instance missed so far (%lu)", misses_of(&probe));
+	report(!okp_scale_misses_of(&probe), "no instance missed so far (%lu)", okp_scale_misses_of(&probe));
 	pr_info("OKP-RETBLOCK-BLOCKED: %d tasks, return=%s\n", atomic_read(&inside), mechanism);
 	return 0;
 }

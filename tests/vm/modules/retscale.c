@@ -23,6 +23,8 @@
 #include <linux/sched.h>
 #include <okprobes/okprobes.h>
 
+#include "scale_common.h"
+
 #define OKP_RSC_FNS 50
 
 static unsigned int threads = 4;	/* one per CPU (CPU i % online CPUs) */
@@ -170,31 +172,6 @@ static int okp_rsc_caller(void *arg)
 	return 0;
 }
 
-/* Misses of every cause: the pool, re-entry, disabled, no free stub. */
-static unsigned long misses_of(const struct okp_kretprobe *rp)
-{
-	unsigned long sum = rp->nmissed + rp->kp.nmissed;
-	unsigned int c;
-
-	for (c = 0; c < OKP_RP_MISS_NR; c++)
-		sum += rp->nmissed_by[c];
-	return sum;
-}
-
-/* Instances of frames still returning (a sleeper's last wake-up): wait for them a while. */
-static unsigned long wait_stubs_in_use(unsigned long want)
-{
-	unsigned long in_use = okp_return_stubs_in_use();
-	int i;
-
-	for (i = 0; i < 200 && in_use > want; i++) {
-		rcu_barrier();
-		msleep(10);
-		in_use = okp_return_stubs_in_use();
-	}
-	return in_use;
-}
-
 static int __init okp_retscale_init(void)
 {
 	unsigned long stubs_before = okp_return_stubs_in_use(), calls_total = 0;
@@ -252,7 +229,7 @@ static int __init okp_retscale_init(void)
 	}
 
 	/* Every caller has returned from every probed function: nothing may stay in use. */
-	in_use = wait_stubs_in_use(stubs_before);
+	in_use = okp_scale_wait_stubs_in_use(stubs_before);
 	for (i = 0; i < registered; i++) {
 		long made = atomic_long_read(&calls_made[i]);
 
@@ -262,7 +239,7 @@ static int __init okp_retscale_init(void)
 				first_bad = i;
 			bad_counts++;
 		}
-		if (misses_of(&probes[i]))
+		if (okp_scale_misses_of(&probes[i]))
 			missed++;
 		max_peak = max(max_peak, probes[i].peak);
 	}
@@ -288,7 +265,7 @@ static int __init okp_retscale_init(void)
 	}
 	for (i = 0; i < registered; i++)
 		okp_unregister_kretprobe(&probes[i]);
-	in_use_after = wait_stubs_in_use(0);
+	in_use_after = okp_scale_wait_stubs_in_use(0);
 	report(in_use_after == 0, "after unregister no return stub is in use (%lu)", in_use_after);
 	pr_info("OKP-RETSCALE-END: return=%s calls=%lu peak=%u\n", mechanism, calls_total, max_peak);
 	return 0;

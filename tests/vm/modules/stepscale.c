@@ -27,8 +27,8 @@
 #include <linux/slab.h>
 #include <okprobes/okprobes.h>
 
-#define OKP_STEPS_FNS 1000	/* stepscale_text*.S */
-#define OKP_STEPS_PER_FN 10
+#include "scale_common.h"
+#include "stepscale_layout.h"
 #define OKP_STEPS (OKP_STEPS_FNS * OKP_STEPS_PER_FN)
 #define OKP_STEPS_INSN_SIZE 4	/* imul $3,%rdi,%rdi; add x0,x0,x0,lsl #1; mul a0,a0,a1 */
 /* fn(x, 3) = x * 3^OKP_STEPS_PER_FN; riscv multiplies by its second argument. */
@@ -205,13 +205,10 @@ static void okp_steps_finish(void)
 /* A stage runs when 1 is written to its parameter, once in its turn. */
 static int okp_steps_stage(const char *val, bool arm)
 {
-	bool on;
-	int ret = kstrtobool(val, &on);
+	int ret = okp_scale_trigger(val);
 
 	if (ret)
 		return ret;
-	if (!on)
-		return -EINVAL;
 	mutex_lock(&stage_lock);
 	if (arm && !armed)
 		okp_steps_arm();

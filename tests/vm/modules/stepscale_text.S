@@ -11,8 +11,7 @@
 #include <linux/linkage.h>
 #include <asm/linkage.h>
 
-#define OKP_STEPS_FNS 1000
-#define OKP_STEPS_PER_FN 10
+#include "stepscale_layout.h"
 
 	.text
 .macro okp_steps_fn okpidx
@@ -25,24 +24,4 @@ SYM_FUNC_START(okp_steps_fn_\okpidx)
 SYM_FUNC_END(okp_steps_fn_\okpidx)
 .endm
 
-.macro okp_steps_ref okpidx
-	.quad	okp_steps_fn_\okpidx
-.endm
-
-	.altmacro
-	.set	okp_steps_i, 0
-	.rept	OKP_STEPS_FNS
-	okp_steps_fn %okp_steps_i
-	.set	okp_steps_i, okp_steps_i + 1
-	.endr
-
-	.section .rodata, "a"
-	.balign 8
-SYM_DATA_START(okp_steps_fns)
-	.set	okp_steps_i, 0
-	.rept	OKP_STEPS_FNS
-	okp_steps_ref %okp_steps_i
-	.set	okp_steps_i, okp_steps_i + 1
-	.endr
-SYM_DATA_END(okp_steps_fns)
-	.noaltmacro
+#include "stepscale_text.h"

@@ -18,6 +18,17 @@
 #include <linux/rethook.h>
 #include <linux/sched.h>
 
+/* The entry's return address, and the stack slot that holds it (which identifies the frame). */
+static __always_inline unsigned long okp_arch_rethook_return_address(struct pt_regs *regs)
+{
+	return *(unsigned long *)regs->sp;
+}
+
+static __always_inline unsigned long okp_arch_rethook_frame(struct pt_regs *regs)
+{
+	return regs->sp;
+}
+
 static __always_inline void okp_arch_rethook_prepare(struct rethook_node *node,
 						     struct pt_regs *regs,
 						     unsigned long trampoline)
