@@ -40,6 +40,8 @@
 #define OKP_TRACEFS_INSTANCE "okprobes"
 
 static struct trace_array *okp_instance;
+/* Its copies are text printed at the hit: the kernel did not take okprobes' event. */
+static bool okp_instance_text;
 static bool okp_instance_tried;
 bool okp_tracefs_mirror = true;
 
@@ -64,6 +66,12 @@ void okp_tracefs_instance_get(void)
 			OKP_TRACEFS_INSTANCE);
 		return;
 	}
+	ret = okp_instance_event_enable(tr);
+	if (!ret)
+		goto publish;
+	pr_warn("okprobes: tracefs instance %s: the kernel has no event okprobes/record (%d): its copies of the records are printed at each hit\n",
+		OKP_TRACEFS_INSTANCE, ret);
+	okp_instance_text = true;
 	ret = trace_array_init_printk(tr);
 	if (ret) {
 		pr_warn("okprobes: tracefs instance %s refused trace_array_printk (%d): events are in okprobes' trace only\n",
@@ -72,6 +80,7 @@ void okp_tracefs_instance_get(void)
 		trace_array_destroy(tr);
 		return;
 	}
+publish:
 	WRITE_ONCE(okp_instance, tr);
 }
 
@@ -84,6 +93,10 @@ void okp_tracefs_instance_write(const struct okp_event_record *rec, int len, u64
 
 	if (!tr)
 		return;
+	if (!okp_instance_text) {
+		okp_instance_event_write(rec, len);
+		return;
+	}
 	text = okp_trace_buffer_text_scratch();
 	text_len = okp_event_record_text(rec, len, ts, true, text, OKP_TRACE_RECORD_MAX);
 #ifdef trace_array_puts
@@ -100,9 +113,11 @@ void okp_tracefs_instance_exit(void)
 	int ret;
 
 	okp_instance_tried = false;
+	okp_instance_text = false;
 	if (!tr)
 		return;
 	WRITE_ONCE(okp_instance, NULL);
+	okp_instance_event_disable(tr);
 	trace_array_put(tr);
 	ret = trace_array_destroy(tr);
 	/* -ENODEV: someone's rmdir took it between our put and here; nothing is left to do */
