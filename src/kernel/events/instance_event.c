@@ -31,8 +31,9 @@
  * ring buffer is per-CPU and NMI-safe); the printer runs in the instance's reader.
  */
 #include <linux/kprobes.h>
-#include <linux/percpu.h>
+#include <linux/hardirq.h>
 #include <linux/rcupdate.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/trace.h>
 #include <linux/trace_events.h>
@@ -57,42 +58,51 @@ static struct trace_array *okp_event_tr;
 static struct trace_event_file *okp_event_file;
 
 /* The reader's copy of an entry's record (the kernel's ring aligns entries to 4 bytes only)
- * and its text; per CPU, used with preemption off. */
-struct okp_instance_print_scratch {
+ * and its text. One for all readers, under a lock (not per CPU: 4 KiB per CPU would be half
+ * of what the kernel keeps for every module's static per-CPU data); a reader in NMI (an
+ * oops' ftrace_dump()) only tries it. */
+static struct {
 	u64 record[OKP_TRACE_RECORD_MAX / sizeof(u64)];
 	char text[OKP_TRACE_RECORD_MAX];
-};
-static DEFINE_PER_CPU(struct okp_instance_print_scratch, okp_instance_print_scratch);
+} okp_instance_print_scratch;
+static DEFINE_RAW_SPINLOCK(okp_instance_print_lock);
 
 static enum print_line_t okp_instance_event_print(struct trace_iterator *iter, int flags,
 						  struct trace_event *event)
 {
 	const struct okp_instance_entry *entry = (const void *)iter->ent;
-	struct okp_instance_print_scratch *scratch;
 	const struct okp_event_format *format;
 	int room = iter->ent_size - (int)offsetof(struct okp_instance_entry, record);
 	int len = entry->len, text_len = 0;
+	unsigned long irq_flags;
 
 	if (len < (int)sizeof(struct okp_event_record) || len > room ||
 	    len > OKP_TRACE_RECORD_MAX) {
 		trace_seq_puts(&iter->seq, "okprobes: a record cut short\n");
 		return trace_handle_return(&iter->seq);
 	}
-	scratch = get_cpu_ptr(&okp_instance_print_scratch);
-	memcpy(scratch->record, entry->record, len);
+	if (in_nmi()) {
+		if (!raw_spin_trylock_irqsave(&okp_instance_print_lock, irq_flags)) {
+			trace_seq_puts(&iter->seq, "okprobes: a record (its printer is busy)\n");
+			return trace_handle_return(&iter->seq);
+		}
+	} else {
+		raw_spin_lock_irqsave(&okp_instance_print_lock, irq_flags);
+	}
+	memcpy(okp_instance_print_scratch.record, entry->record, len);
 	rcu_read_lock();
 	format = okp_event_format_find(entry->format_id);
 	if (format)
-		text_len = okp_event_record_text_as(format,
-						    (const struct okp_event_record *)scratch->record,
-						    len, 0, OKP_RECORD_TEXT_INSTANCE, scratch->text,
-						    sizeof(scratch->text));
+		text_len = okp_event_record_text_as(
+			format, (const struct okp_event_record *)okp_instance_print_scratch.record,
+			len, 0, OKP_RECORD_TEXT_INSTANCE, okp_instance_print_scratch.text,
+			sizeof(okp_instance_print_scratch.text));
 	rcu_read_unlock();
 	if (format)
-		trace_seq_putmem(&iter->seq, scratch->text, text_len);
+		trace_seq_putmem(&iter->seq, okp_instance_print_scratch.text, text_len);
 	else
 		trace_seq_puts(&iter->seq, "okprobes: a record of an event okprobes no longer has\n");
-	put_cpu_ptr(&okp_instance_print_scratch);
+	raw_spin_unlock_irqrestore(&okp_instance_print_lock, irq_flags);
 	return trace_handle_return(&iter->seq);
 }
 
