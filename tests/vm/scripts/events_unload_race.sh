@@ -76,6 +76,7 @@ check "after the cycles: no event left, an event works" \
 # destroy it and leaves it; the kernel removes okprobes/record after okprobes' exit and clears
 # the buffers that held its entries, so nothing left in the instance names okprobes' printer
 # or formats (KASAN would see a read of okprobes' freed memory).
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null  # standalone: events.sh mounts it
 inst=/sys/kernel/tracing/instances/okprobes
 if [ -d $inst ]; then
   echo 'p:race/held okp_target_fn x=%di:u64' >> $d/kprobe_events
