@@ -255,7 +255,9 @@ OKP_HIT_INLINE void on_ftrace(okp_addr_t site_addr, okp_regs* regs, okp_cpu_stat
   }
   open_first_frame(cpu);
   const okp_addr_t orig_ip = arch::instruction_pointer(regs);
-  arch::set_instruction_pointer(regs, arch::ftrace_pre_ip(site_addr));
+  // From here the site's own address (s->addr == site_addr): site_addr need not be kept
+  // across the handlers' calls.
+  arch::set_instruction_pointer(regs, arch::ftrace_pre_ip(s->addr));
   if (run_pre_handlers(*s, regs)) {
     // The handler set the ip it wants: obeyed with or without IPMODIFY, as the kernel's
     // kprobes obey it on an entry they serve through ftrace (docs/api.md, "Changing the
@@ -266,7 +268,7 @@ OKP_HIT_INLINE void on_ftrace(okp_addr_t site_addr, okp_regs* regs, okp_cpu_stat
   // Post handlers see the ip after the call, as if it had been stepped. A site none of whose
   // probes has one (update_site keeps ftrace_post, as it keeps boost) skips the walk.
   if (__atomic_load_n(&s->ftrace_post, __ATOMIC_ACQUIRE)) {
-    arch::set_instruction_pointer(regs, arch::ftrace_post_ip(site_addr));
+    arch::set_instruction_pointer(regs, arch::ftrace_post_ip(s->addr));
     run_post_handlers(*s, regs);
   }
   arch::set_instruction_pointer(regs, orig_ip);

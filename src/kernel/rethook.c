@@ -153,12 +153,20 @@ void okp_seam_rethook_free(void *rh)
 #define OKP_RETHOOK_INLINE_POOL (!OKP_RETHOOK_OBJPOOL || \
 				 LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0))
 
-static __always_inline struct rethook_node *okp_rethook_try_get(struct rethook *rh)
+/*
+ * rp's pool's rethook is read after rcu_is_watching(), not before: nothing of the pool has
+ * to be kept across that call (a saved register less on the hit path). The two tests are
+ * independent, so their order is the kernel's contract either way.
+ */
+static __always_inline struct rethook_node *okp_rethook_try_get(struct okp_kretprobe *rp)
 {
 #if OKP_RETHOOK_INLINE_POOL
-	if (unlikely(!rcu_access_pointer(rh->handler)))
-		return NULL;
+	struct rethook *rh;
+
 	if (unlikely(!rcu_is_watching()))
+		return NULL;
+	rh = ((struct okp_return_pool_head *)rp->okp_pool)->rethook;
+	if (unlikely(!rcu_access_pointer(rh->handler)))
 		return NULL;
 #if OKP_RETHOOK_OBJPOOL
 	return objpool_pop(&rh->pool);
@@ -170,7 +178,8 @@ static __always_inline struct rethook_node *okp_rethook_try_get(struct rethook *
 	}
 #endif
 #else
-	return OKP_RH(rethook_try_get, struct rethook_node *(*)(struct rethook *))(rh);
+	return OKP_RH(rethook_try_get, struct rethook_node *(*)(struct rethook *))(
+		((struct okp_return_pool_head *)rp->okp_pool)->rethook);
 #endif
 }
 
@@ -183,10 +192,9 @@ static __always_inline struct rethook_node *okp_rethook_try_get(struct rethook *
 notrace int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 {
 	struct okp_kretprobe *rp = container_of(kp, struct okp_kretprobe, kp);
-	struct okp_return_pool_head *pool = rp->okp_pool;
-	struct rethook_node *node = okp_rethook_try_get(pool->rethook);
+	struct rethook_node *node = okp_rethook_try_get(rp);
 	struct okp_rethook_frame *f;
-	unsigned int in_use;
+	unsigned int was_in_use;
 
 	if (unlikely(!node)) {
 		okp_core_rethook_missed(rp, OKP_RP_MISS_POOL_EMPTY);
@@ -206,9 +214,12 @@ notrace int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 	}
 	f->hooked = 1;
 	okp_arch_rethook_prepare(node, regs, okp_ksyms.arch_rethook_trampoline);
-	in_use = __atomic_add_fetch(&pool->in_use, 1, __ATOMIC_RELAXED);
-	if (unlikely(in_use > READ_ONCE(rp->peak)))
-		okp_core_rethook_peak(rp, in_use);
+	/* The pool read again, not kept across the calls above: one load, where keeping it
+	 * would cost a saved register's push and pop. */
+	was_in_use = __atomic_fetch_add(&((struct okp_return_pool_head *)rp->okp_pool)->in_use, 1,
+					__ATOMIC_RELAXED);
+	if (unlikely(was_in_use >= READ_ONCE(rp->peak)))
+		okp_core_rethook_peak(rp, was_in_use + 1);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_seam_rethook_entry);

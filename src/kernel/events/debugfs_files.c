@@ -392,6 +392,7 @@ void okp_events_exit(void)
 	okp_tracefs_instance_exit();
 	okp_event_files_exit();
 	okp_trace_buffer_exit();
+	okp_event_formats_exit();
 	dput(okp_events_root);
 	okp_events_root = NULL;
 }

@@ -199,6 +199,10 @@ struct okp_event_format {
 	atomic_t site_claimed;
 	unsigned long site_addr;	/* published (release) once site_text is whole */
 	char site_text[KSYM_SYMBOL_LEN];
+	/* What the tracefs instance's binary copies of its records name it by: they can outlive
+	 * it there, so its reader finds it by id (okp_event_format_find()), not by pointer. */
+	u32 id;
+	struct rcu_head rcu;
 };
 
 /* event_format.c */
@@ -206,6 +210,11 @@ int okp_event_format_attach(struct okp_event_probe *probe);
 void okp_event_format_retire(struct okp_event_format *format);
 void okp_event_format_free(struct okp_event_format *format);
 void okp_event_format_forget_site(struct okp_event_format *format);
+/* The format an id names, or NULL once it is freed (rcu_read_lock() held: it lives until
+ * rcu_read_unlock()). */
+const struct okp_event_format *okp_event_format_find(u32 id);
+/* Unload: wait for the formats being freed (their RCU callbacks are okprobes' text). */
+void okp_event_formats_exit(void);
 
 /*
  * record.c: the hit handlers, which write one binary record per hit; record_text.c prints
@@ -229,6 +238,16 @@ int okp_event_kretprobe_hit(struct okp_kretprobe_instance *ri, struct pt_regs *r
  * event name on (body_only: the tracefs instance's); its length (at most len - 1). */
 int okp_event_record_text(const struct okp_event_record *rec, int rec_len, u64 ts,
 			  bool body_only, char *buf, int len);
+enum okp_record_text_kind {
+	OKP_RECORD_TEXT_LINE,		/* okprobes' trace: the whole line */
+	OKP_RECORD_TEXT_BODY_AT_HIT,	/* from the event name on, at a hit */
+	/* the tracefs instance's reader: the function's name, ": ", then the body */
+	OKP_RECORD_TEXT_INSTANCE,
+};
+/* The same, with the format given (a record copied elsewhere names it by id). */
+int okp_event_record_text_as(const struct okp_event_format *format,
+			     const struct okp_event_record *rec, int rec_len, u64 ts,
+			     enum okp_record_text_kind kind, char *buf, int len);
 
 /* parser.c: one kprobe_events line (a definition or a removal). */
 int okp_event_command(char *line);
@@ -291,11 +310,22 @@ void okp_trace_buffer_retire(struct okp_event_format *format);
 /* tracefs_instance.c: the `okprobes` tracefs instance, where the kernel has tracing. Made at
  * the first event's definition (before its probe is registered), destroyed at unload after
  * every probe is unregistered; while the mirror is on (okp_tracefs_mirror, the file
- * tracefs_instance), the hit path writes a record's text from the event name on. */
+ * tracefs_instance), the hit path copies each record there: binary (instance_event.c), or
+ * where the kernel has not taken okprobes' event, its text from the event name on. */
 extern bool okp_tracefs_mirror;
 void okp_tracefs_instance_get(void);
 void okp_tracefs_instance_write(const struct okp_event_record *rec, int len, u64 ts);
 void okp_tracefs_instance_exit(void);
+
+/* instance_event.c: the kernel trace event okprobes/record, whose entries in the instance are
+ * binary copies of okprobes' records, printed by okprobes when the instance is read. */
+struct trace_array;
+/* Enable it in tr alone: 0, or why the kernel has it not (the caller copies text instead). */
+int okp_instance_event_enable(struct trace_array *tr);
+/* Disable it (unload, before tr is destroyed). */
+void okp_instance_event_disable(struct trace_array *tr);
+/* At a hit: copy the record into tr's buffer, if the event is enabled there. */
+void okp_instance_event_write(const struct okp_event_record *rec, int len);
 
 /* event_files.c: events/, events/GROUP/, events/GROUP/NAME/{enable,format}. */
 int okp_event_files_init(struct dentry *root);

@@ -5,8 +5,8 @@
  * event's return address and function), the probe's format (event_format.c) and the
  * arguments' values (fetch.c). They are printed in the kernel's trace output format when
  * `trace` or `trace_pipe` is read (record_text.c), so a hit pays no formatting nor symbol
- * lookup; the tracefs instance's copy, when it is on, is printed at the hit (its writer is
- * the kernel's, which takes text).
+ * lookup; the tracefs instance's copy, when it is on, is the same binary record in the
+ * kernel's ring, printed when the instance is read (tracefs_instance.c, instance_event.c).
  *
  * Runs in probe handlers: never sleeps, never allocates, is never traced (Kbuild) nor probed
  * (NOKPROBE_SYMBOL; okprobes' own probes refuse all of okprobes.ko).

@@ -12,9 +12,11 @@
  * Runs when `trace` or `trace_pipe` is read, and at a hit for the tracefs instance's copy
  * (tracefs_instance.c): never sleeps, never allocates, is never traced (Kbuild).
  *
- * body_only is the tracefs instance's copy, printed at the hit: an entry event's site symbol
- * comes from its format's cache there (okp_format_site()), the one thing a record's text
- * changes in its format.
+ * The tracefs instance's copy is printed when the instance is read, from its binary copy of
+ * the record (instance_event.c), with the function's name before it as the kernel's print
+ * event had; where the kernel cannot take okprobes' event (instance_event.c says when), it
+ * is printed at the hit (body_only): an entry event's site symbol comes from its format's
+ * cache there (okp_format_site()), the one thing a record's text changes in its format.
  *
  * Locking: none of its own. The record's format lives while the caller holds
  * okp_trace_consume_mutex (readers) or the ring the record is being written to (a hit).
@@ -261,31 +263,45 @@ static int okp_format_site(struct okp_event_format *format, unsigned long addr, 
 }
 NOKPROBE_SYMBOL(okp_format_site);
 
-int okp_event_record_text(const struct okp_event_record *rec, int rec_len, u64 ts,
-			  bool body_only, char *buf, int len)
+/* The bare name of the function at addr, as the kernel's kallsyms_lookup(): no offset, no
+ * " [module]". */
+static int okp_format_function_name(char *buf, int len, unsigned long addr)
 {
-	const struct okp_event_format *format = rec->format;
-	int used = 0, name;
+	int used = okp_format_symbol(buf, len, addr), name = 0;
 
-	if (!body_only)
+	while (name < used && buf[name] != '+' && buf[name] != ' ')
+		name++;
+	if (name < len)
+		buf[name] = '\0';
+	return name;
+}
+NOKPROBE_SYMBOL(okp_format_function_name);
+
+int okp_event_record_text_as(const struct okp_event_format *format,
+			     const struct okp_event_record *rec, int rec_len, u64 ts,
+			     enum okp_record_text_kind kind, char *buf, int len)
+{
+	int used = 0;
+
+	if (kind == OKP_RECORD_TEXT_LINE)
 		used = scnprintf(buf, len, "%16.16s-%-7d [%03d] %.5s %5llu.%06llu: ", rec->comm,
 				 rec->pid, rec->cpu, rec->latency, ts / NSEC_PER_SEC,
 				 (ts % NSEC_PER_SEC) / NSEC_PER_USEC);
+	if (kind == OKP_RECORD_TEXT_INSTANCE) {
+		/* what the text entries of the kernel's print event had before the body */
+		used = okp_format_function_name(buf, len, rec->func ?: rec->ip);
+		used += okp_put(buf + used, len - used, ": ", 2);
+	}
 	used += okp_put_str(buf + used, len - used, format->name);
 	used += okp_put(buf + used, len - used, ": (", 3);
-	if (body_only && !format->is_return)
+	if (kind == OKP_RECORD_TEXT_BODY_AT_HIT && !format->is_return)
 		used += okp_format_site((struct okp_event_format *)format, rec->ip, buf + used,
 					len - used);
 	else
 		used += okp_format_symbol(buf + used, len - used, rec->ip);
 	if (format->is_return) {
 		used += okp_put(buf + used, len - used, " <- ", 4);
-		/* the function's bare name, as the kernel's kallsyms_lookup(): no " [module]" */
-		name = used;
-		used += okp_format_symbol(buf + used, len - used, rec->func);
-		while (name < used && buf[name] != '+' && buf[name] != ' ')
-			name++;
-		used = name;
+		used += okp_format_function_name(buf + used, len - used, rec->func);
 	}
 	used += okp_put(buf + used, len - used, ")", 1);
 	used += okp_fetch_args_format(format->args, rec->nstored, rec->data,
@@ -294,5 +310,14 @@ int okp_event_record_text(const struct okp_event_record *rec, int rec_len, u64 t
 	buf[used++] = '\n';
 	buf[used] = '\0';
 	return used;
+}
+NOKPROBE_SYMBOL(okp_event_record_text_as);
+
+int okp_event_record_text(const struct okp_event_record *rec, int rec_len, u64 ts,
+			  bool body_only, char *buf, int len)
+{
+	return okp_event_record_text_as(rec->format, rec, rec_len, ts,
+					body_only ? OKP_RECORD_TEXT_BODY_AT_HIT : OKP_RECORD_TEXT_LINE,
+					buf, len);
 }
 NOKPROBE_SYMBOL(okp_event_record_text);

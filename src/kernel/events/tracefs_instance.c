@@ -3,16 +3,16 @@
  * The `okprobes` tracefs instance (/sys/kernel/tracing/instances/okprobes/): where the kernel
  * has tracing (CONFIG_TRACING), while the mirror is on (okp_tracefs_mirror: the file
  * tracefs_instance, on by default) every record an event writes to okprobes' own buffer is
- * also written there, as text printed at the hit from the binary record (record_text.c), with
- * __trace_array_puts() (a copy into the kernel's ring buffer; trace_array_printk(), which
- * formats the text once more, where the kernel has no __trace_array_puts), so trace-cmd and the
- * other readers of tracefs see the records too. Printing at the hit is what okprobes' own
- * records avoid (they are printed when read): the mirror is what a hit costs beyond the
- * kernel's own kprobe events, hence its switch. They are the kernel's printk-style text
- * entries (the ftrace "print" event:
- * the probed address's symbol, then okprobes' text from the event name on), not binary
- * kprobe events: okprobes' events are not the kernel's trace_event_calls (they exist also
- * where the kernel has no kprobe events, nor a ring buffer).
+ * also written there, so trace-cmd and the other readers of tracefs see the records too. The
+ * copy is binary, an entry of okprobes' kernel trace event okprobes/record (instance_event.c)
+ * printed by okprobes when the instance is read, as the kernel's kprobe events are: printing
+ * at the hit was what the copy cost beyond the kernel's own kprobe event. Where the kernel has
+ * not taken that event (a module with a bad taint gets none), the copy is text printed at the
+ * hit from the binary record (record_text.c), written with __trace_array_puts() (a copy into
+ * the kernel's ring buffer; trace_array_printk(), which formats the text once more, where the
+ * kernel has no __trace_array_puts): the kernel's printk-style entries (the ftrace "print"
+ * event: the probed address's symbol, then okprobes' text from the event name on), the same
+ * lines.
  *
  * The instance is made when the first event is defined, not at okprobes' load: it costs the
  * kernel's default ring buffer size on every CPU, which a user of okprobes' C API alone should
@@ -21,9 +21,10 @@
  * its records readable. Without CONFIG_TRACING, linux/trace.h's stubs return no instance.
  *
  * Lifetime: the pointer is published before the first event's probe is registered, so a hit
- * reads either NULL (and writes nothing there) or an instance that exists. It is destroyed
- * only after every event's probe is unregistered (okp_events_teardown(): unregistering returns
- * once no handler runs any more), so no hit can use an instance being destroyed. While our
+ * reads either NULL (and writes nothing there) or an instance that exists. okprobes/record is
+ * disabled there and the instance destroyed only after every event's probe is unregistered
+ * (okp_events_teardown(): unregistering returns once no handler runs any more), so no hit can
+ * use an instance being destroyed. While our
  * reference is held, tracefs refuses `rmdir instances/okprobes` (EBUSY); at unload, an
  * instance a reader still holds open cannot be destroyed (EBUSY): it is left, with no
  * reference of okprobes', for rmdir to remove.
@@ -40,6 +41,8 @@
 #define OKP_TRACEFS_INSTANCE "okprobes"
 
 static struct trace_array *okp_instance;
+/* Its copies are text printed at the hit: the kernel did not take okprobes' event. */
+static bool okp_instance_text;
 static bool okp_instance_tried;
 bool okp_tracefs_mirror = true;
 
@@ -64,6 +67,12 @@ void okp_tracefs_instance_get(void)
 			OKP_TRACEFS_INSTANCE);
 		return;
 	}
+	ret = okp_instance_event_enable(tr);
+	if (!ret)
+		goto publish;
+	pr_warn("okprobes: tracefs instance %s: the kernel has no event okprobes/record (%d): its copies of the records are printed at each hit\n",
+		OKP_TRACEFS_INSTANCE, ret);
+	okp_instance_text = true;
 	ret = trace_array_init_printk(tr);
 	if (ret) {
 		pr_warn("okprobes: tracefs instance %s refused trace_array_printk (%d): events are in okprobes' trace only\n",
@@ -72,6 +81,7 @@ void okp_tracefs_instance_get(void)
 		trace_array_destroy(tr);
 		return;
 	}
+publish:
 	WRITE_ONCE(okp_instance, tr);
 }
 
@@ -84,6 +94,10 @@ void okp_tracefs_instance_write(const struct okp_event_record *rec, int len, u64
 
 	if (!tr)
 		return;
+	if (!okp_instance_text) {
+		okp_instance_event_write(rec, len);
+		return;
+	}
 	text = okp_trace_buffer_text_scratch();
 	text_len = okp_event_record_text(rec, len, ts, true, text, OKP_TRACE_RECORD_MAX);
 #ifdef trace_array_puts
@@ -100,9 +114,11 @@ void okp_tracefs_instance_exit(void)
 	int ret;
 
 	okp_instance_tried = false;
+	okp_instance_text = false;
 	if (!tr)
 		return;
 	WRITE_ONCE(okp_instance, NULL);
+	okp_instance_event_disable(tr);
 	trace_array_put(tr);
 	ret = trace_array_destroy(tr);
 	/* -ENODEV: someone's rmdir took it between our put and here; nothing is left to do */

@@ -323,10 +323,10 @@ insmod /okp/okp_target.ko init_calls=2
 check "it fires again after a reload, in init" is "$(grep -c ' pend: ' $d/trace)" 2
 echo 0 > $d/events/okp/pend/enable
 
-# 8b. The okprobes tracefs instance (where the kernel has tracing): the records again, as the
-#     kernel's trace_array_printk text entries after its own task, CPU, flags, time and the
-#     probed address's symbol. Compared by pid, CPU and text (the task column is the kernel's
-#     saved-cmdlines cache, the time its clock's).
+# 8b. The okprobes tracefs instance (where the kernel has tracing): the records again, after
+#     the kernel's own task, CPU, flags and time, then the probed function's name (what the
+#     text entries the instance had before showed). Compared by pid, CPU and text (the task
+#     column is the kernel's saved-cmdlines cache, the time its clock's).
 inst=$t/instances/okprobes
 # "pid cpu text" of each record, sorted (two clocks may order near records differently)
 own_records() { grep -v '^#' $d/trace | sed -n 's/^ *[^ ]*-\([0-9]*\) *\[\([0-9]*\)\] [^ ]* *[0-9]*\.[0-9]*: /\1 \2 /p' | sort; }
@@ -357,9 +357,23 @@ if [ -d $t/instances ]; then
   check "tracefs_instance 0 keeps the records out of the instance, not out of okprobes' trace" \
     sh -c "[ \$(grep -c ' inst: ' $d/trace) = 5 ] && [ \$(grep -c ' inst: ' $inst/trace) = 3 ]"
   check "tracefs_instance refuses what is not 0 or 1" sh -c "! echo x > $d/tracefs_instance && [ \$(cat $d/tracefs_instance) = 1 ]"
+  # The copies are binary (okprobes' kernel trace event okprobes/record, printed when read):
+  # on in the instance alone, and it decides there as any event's enable file does.
+  check "the copies are the event okprobes/record, on in the instance, not at the top level" \
+    sh -c "[ \$(cat $inst/events/okprobes/record/enable) = 1 ] && [ \$(cat $t/events/okprobes/record/enable) = 0 ]"
+  echo 0 > $inst/events/okprobes/record/enable
+  echo 1 > $d/events/okp/inst/enable; echo 1 > $call_read; echo 0 > $d/events/okp/inst/enable
+  echo 1 > $inst/events/okprobes/record/enable
+  check "the instance's okprobes/record 0 keeps the records out of it, not out of okprobes' trace" \
+    sh -c "[ \$(grep -c ' inst: ' $d/trace) = 6 ] && [ \$(grep -c ' inst: ' $inst/trace) = 3 ]"
   check "the instance cannot be removed while okprobes holds it" sh -c "! rmdir $inst && [ -f $inst/trace ]"
   echo '-:okp/inst' >> $ke; echo '-:okp/instret' >> $ke
   check "... and it keeps the records of removed events" is "$(inst_records | grep -c ' inst: ')" 3
+  # A removed event's format lives while okprobes' trace holds a record of it; the instance's
+  # copies may outlive it (the kernel's ring keeps what okprobes' drops), and then say so.
+  echo > $d/trace
+  check "... printed as an event okprobes no longer has once okprobes' trace is cleared" \
+    is "$(grep -c ': okprobes: a record of an event okprobes no longer has$' $inst/trace)" 6
   echo > $inst/trace
 else
   n=$((n + 1)); echo "ok $n - the tracefs instance okprobes # SKIP no tracefs instances here (no CONFIG_TRACING, or tracefs not mountable)"
