@@ -138,10 +138,19 @@ okp_addr_t okp_seam_ftrace_site_in(okp_addr_t addr, unsigned long len)
 	return site;
 }
 
+void __weak okp_arch_before_text_stop(void)
+{
+}
+
+/* Where ftrace patches its sites in stop_machine (riscv64), arming or disarming one stops
+ * every CPU: okp_arch_before_text_stop() first. */
 int okp_seam_ftrace_arm(okp_addr_t site, int ipmodify)
 {
 	struct ftrace_ops *ops = ipmodify ? &okp_ftrace_ipmodify_ops : &okp_ftrace_ops;
-	int ret = ftrace_set_filter_ip(ops, site, 0, 0);
+	int ret;
+
+	okp_arch_before_text_stop();
+	ret = ftrace_set_filter_ip(ops, site, 0, 0);
 
 	if (ret) {
 		pr_err("ftrace refused the site %pS: %d\n", (void *)site, ret);
@@ -164,6 +173,7 @@ void okp_seam_ftrace_disarm(okp_addr_t site, int ipmodify)
 {
 	struct ftrace_ops *ops = ipmodify ? &okp_ftrace_ipmodify_ops : &okp_ftrace_ops;
 
+	okp_arch_before_text_stop();
 	/* Unregister before emptying the filter: an empty filter means "trace everything". */
 	if (--okp_ftrace_users[ipmodify] == 0)
 		unregister_ftrace_function(ops);

@@ -148,6 +148,11 @@ struct pt_regs;
 void okp_arch_ftrace_regs_out(const struct pt_regs *regs, struct ftrace_regs *fregs);
 okp_addr_t okp_return_entry_point(void);
 okp_addr_t okp_rethook_pre_handler_entry_point(void);
+/* Before a change of kernel text that stops every CPU (stop_machine, here or in ftrace), in
+ * process context with no text lock held: what the arch wants finished first (riscv64: the
+ * queued frees of modules' init memory, src/kernel/arch/riscv/text_patch.c); a weak no-op
+ * elsewhere. */
+void okp_arch_before_text_stop(void);
 /* Glue the core tail-calls from a breakpoint trap (okp_seam_break_not_ours, see
  * okp_core_on_break_hook), and a second trap entry of the arch's (a step's own break hook):
  * roots of the trap path beside okp_trap_entry_point; 0 (the weak defaults in blacklist.c):

@@ -208,9 +208,10 @@ static int okp_switch_stopped_locked(struct okp_riscv_patch *patches, unsigned i
  * caller may hold (okprobes' registry lock; a module's init runs with no module lock held),
  * and text_mutex is not held yet. flush_module_init_free_work is the kernel's own way to wait
  * for it (init's mark_readonly, before mark_rodata_ro); a kernel without it keeps the slow
- * stop.
+ * stop. ftrace's own stop (riscv patches ftrace sites in stop_machine) waits the same way: the
+ * glue calls this before it arms or disarms an ftrace site too (ftrace.c).
  */
-static void okp_let_module_init_frees_finish(void)
+void okp_arch_before_text_stop(void)
 {
 	void (*flush_init_frees)(void) =
 		(void (*)(void))okp_riscv_ksyms.flush_module_init_free_work;
@@ -227,7 +228,7 @@ int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n)
 
 	if (!text_mutex)
 		return -EOPNOTSUPP;
-	okp_let_module_init_frees_finish();
+	okp_arch_before_text_stop();
 	mutex_lock(text_mutex);
 	ret = okp_switch_stopped_locked(patches, n);
 	mutex_unlock(text_mutex);
