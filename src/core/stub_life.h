@@ -34,6 +34,8 @@ struct ReturnPool {
   u32* free_links;            // [ninstances]
   u8* instances;              // ninstances * instance_size
 };
+// rp->okp_pool is read as an okp_return_pool_head by the glue (src/kernel/rethook.c).
+static_assert(__builtin_offsetof(ReturnPool, head) == 0, "the pool's head must come first");
 
 // A stub's life: kFree (on the global free stack) -> kArmed (a frame of a registered probe
 // points at it) -> kFree at its return or reclaim. Unregister turns kArmed into kDetached: the
