@@ -30,11 +30,20 @@ using namespace okp;
 
 extern "C" int okp_core_derive_trap_path(const okp_addr_t* own_entries, unsigned int n_own) {
   constexpr usize kArchRoots = sizeof(arch::kTrapEntryFunctions) / sizeof(arch::kTrapEntryFunctions[0]);
-  okp_addr_t roots[kArchRoots + 8] = {};
+  // Every entry of okprobes' own is a root: one left out would leave the functions only it
+  // reaches probeable (a probe there recurses). More than fit is refused, never cut short.
+  constexpr unsigned int kMaxOwnEntries = 16;
+  if (n_own > kMaxOwnEntries) {
+    char line[96];
+    okp_seam_format(line, sizeof(line), "trap path: %u entries of okprobes' own, at most %u",
+                    n_own, kMaxOwnEntries);
+    okp_seam_log(OKP_LOG_ERR, line);
+    return to_kernel_errno(Errno::k2Big);
+  }
+  okp_addr_t roots[kArchRoots + kMaxOwnEntries] = {};
   okp_seam_resolve_functions(arch::kTrapEntryFunctions, roots, kArchRoots);
   usize n = kArchRoots;
-  for (unsigned int i = 0; i < n_own && n < sizeof(roots) / sizeof(roots[0]); ++i)
-    roots[n++] = own_entries[i];
+  for (unsigned int i = 0; i < n_own; ++i) roots[n++] = own_entries[i];
   for (usize i = 0; i < kArchRoots; ++i) {
     if (roots[i] || !arch::kTrapEntryFunctions[i][0]) continue;
     char line[160];
