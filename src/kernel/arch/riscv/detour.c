@@ -17,6 +17,7 @@
 #include <asm/extable.h>
 
 #include "kernel/okp_glue.h"
+#include "../common/extable_scan.h"
 #include "detour_layout.h"
 #include "okp_riscv.h"
 #include "text_patch.h"
@@ -130,27 +131,6 @@ static struct module *okp_module_get(okp_addr_t addr)
 		mod = NULL;
 	preempt_enable();
 	return mod;
-}
-
-/* riscv's entries are 32-bit offsets from their own fields (ARCH_HAS_RELATIVE_EXTABLE). */
-static unsigned int okp_extable_scan(const struct exception_table_entry *first, unsigned int num,
-				     okp_addr_t start, okp_addr_t end,
-				     struct okp_extable_entry *out, unsigned int max,
-				     unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < num; i++) {
-		unsigned long insn = (unsigned long)&first[i].insn + first[i].insn;
-		unsigned long fixup = (unsigned long)&first[i].fixup + first[i].fixup;
-
-		if ((insn < start || insn >= end) && (fixup < start || fixup >= end))
-			continue;
-		if (n < max)
-			out[n] = (struct okp_extable_entry){ insn, fixup };
-		n++;
-	}
-	return n;
 }
 
 int okp_seam_extable_in(okp_addr_t start, okp_addr_t end, struct okp_extable_entry *out,

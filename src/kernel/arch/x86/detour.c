@@ -16,6 +16,7 @@
 #include <asm/extable.h>
 
 #include "kernel/okp_glue.h"
+#include "../common/extable_scan.h"
 #include "okp_x86.h"
 #include "detour_layout.h"
 
@@ -148,36 +149,6 @@ unsigned int okp_seam_indirect_thunks(struct okp_addr_range *out, unsigned int m
 	for (i = 0; i < n && i < max; i++)
 		out[i] = ranges[i];
 	return min(n, max);
-}
-
-/* x86's entries are 32-bit offsets from their own fields (EX_TYPE in data). */
-static unsigned long okp_ex_insn(const struct exception_table_entry *e)
-{
-	return (unsigned long)&e->insn + e->insn;
-}
-
-static unsigned long okp_ex_fixup(const struct exception_table_entry *e)
-{
-	return (unsigned long)&e->fixup + e->fixup;
-}
-
-static unsigned int okp_extable_scan(const struct exception_table_entry *first, unsigned int num,
-				     okp_addr_t start, okp_addr_t end,
-				     struct okp_extable_entry *out, unsigned int max,
-				     unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < num; i++) {
-		unsigned long insn = okp_ex_insn(&first[i]), fixup = okp_ex_fixup(&first[i]);
-
-		if ((insn < start || insn >= end) && (fixup < start || fixup >= end))
-			continue;
-		if (n < max)
-			out[n] = (struct okp_extable_entry){ insn, fixup };
-		n++;
-	}
-	return n;
 }
 
 int okp_seam_extable_in(okp_addr_t start, okp_addr_t end, struct okp_extable_entry *out,
