@@ -48,6 +48,7 @@ int okp_register_kprobes(struct okp_kprobe **kps, int num)
 		 * state: a preemption is not a voluntary context switch.
 		 */
 		cond_resched_tasks_rcu_qs();
+		okp_registry_let_waiters_in();
 	}
 	return 0;
 }
@@ -117,6 +118,7 @@ int okp_register_kretprobes(struct okp_kretprobe **rps, int num)
 			return ret;
 		}
 		cond_resched_tasks_rcu_qs();	/* as okp_register_kprobes() */
+		okp_registry_let_waiters_in();
 	}
 	return 0;
 }

@@ -118,6 +118,9 @@ extern const char okp_slot_area_start[], okp_slot_area_end[];
 #define OKP_TEXT_EXPECT_MAX 32
 int okp_text_is(okp_addr_t addr, const void *expect, unsigned long len);
 
+/* Between two probes of a batch: callers waiting for the registry lock go first (registry_lock.c). */
+void okp_registry_let_waiters_in(void);
+
 /* Is any byte of [addr, addr + len) a jump label's (jump_label_index.c)? */
 void okp_jump_label_index_init(void);
 void okp_jump_label_index_exit(void);
