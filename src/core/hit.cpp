@@ -248,7 +248,8 @@ namespace {
 template <bool kIpmodify>
 OKP_HIT_INLINE void on_ftrace(okp_addr_t site_addr, okp_regs* regs, okp_cpu_state* cpu) {
   const Site* s = registry().find(site_addr);
-  if (!s || !s->ftrace || s->ipmodify != kIpmodify) return;
+  constexpr Site::FtraceEntry kServed = kIpmodify ? Site::FtraceEntry::kIpmodify : Site::FtraceEntry::kPlain;
+  if (!s || s->ftrace_entry != kServed) return;
   if (cpu->depth > 0) {
     miss_all(*s, OKP_MISS_REENTRY);
     return;

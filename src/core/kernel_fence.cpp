@@ -15,7 +15,7 @@
 namespace okp {
 
 void fence_kernel_kprobes(Locked, Site& site, usize patch_len, usize covered) {
-  if (site.ftrace) return;  // ftrace's own call site: the kernel's kprobes know it
+  if (site.ftrace()) return;  // ftrace's own call site: the kernel's kprobes know it
   arch::KernelFence want[arch::kMaxKernelFences];
   const usize n = arch::kernel_kprobe_fences(site.addr, patch_len, covered, site.addr - site.place.offset,
                                              site.place.func_size, recover_original_text, want);

@@ -125,7 +125,7 @@ void Registry::recover_original(okp_addr_t start, u8* bytes, usize n) const {
   // not a walk of every site (called for each registration: a batch of 10k was quadratic).
   // The caller holds the lock (a RecoverFn has no room for the proof).
   table_.sites.for_each_in_range(patch_reach(start), start + n, [&](const Site& s) {
-    if (s.ftrace || !s.live()) return;
+    if (s.ftrace() || !s.live()) return;
     for (usize i = 0; i < s.patch_size; ++i) {
       okp_addr_t a = s.addr + i;
       if (a >= start && a < start + n) bytes[a - start] = s.original[i];
@@ -287,11 +287,11 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
   if (!rec) return Error(Errno::kNoMem, "out of memory");
   Site* site = t.sites.find(addr);
   if (site) {
-    if (site->ftrace && site->ipmodify != !!(kp->flags & OKP_KPROBE_FLAG_IPMODIFY)) {
+    if (site->ftrace() && site->ipmodify() != !!(kp->flags & OKP_KPROBE_FLAG_IPMODIFY)) {
       destroy(rec);
       return Error::formatted(Errno::kBusy,
                               "the ftrace site is already probed %s IPMODIFY; register with the "
-                              "same OKP_KPROBE_FLAG_IPMODIFY", site->ipmodify ? "with" : "without");
+                              "same OKP_KPROBE_FLAG_IPMODIFY", site->ipmodify() ? "with" : "without");
     }
   } else {
     auto created = create_site(lock, addr, info, kp);
@@ -308,7 +308,7 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
   while (*tail) tail = &(*tail)->next_at_site;
   // Before the record is published: a live site's hit that runs this pre handler also walks
   // the post handlers (update_site below recomputes the flag from all the site's probes).
-  if (site->ftrace && kp->post_handler) __atomic_store_n(&site->ftrace_post, true, __ATOMIC_RELEASE);
+  if (site->ftrace() && kp->post_handler) __atomic_store_n(&site->ftrace_post, true, __ATOMIC_RELEASE);
   __atomic_store_n(tail, rec, __ATOMIC_RELEASE);
   rec->prev_registered = t.registered_tail;
   (t.registered_tail ? t.registered_tail->next_registered : t.registered) = rec;
@@ -317,7 +317,7 @@ ErrorOr<void> Registry::do_register(Locked lock, okp_kprobe* kp, bool return_pro
 
   kp->okp_core = rec;
   kp->addr = reinterpret_cast<okp_kprobe_opcode_t*>(addr);
-  if (site->ftrace) kp->flags |= OKP_KPROBE_FLAG_FTRACE;
+  if (site->ftrace()) kp->flags |= OKP_KPROBE_FLAG_FTRACE;
   // As the kernel's kprobes mark it (bpf_get_func_ip() reads it): the function's first
   // instruction, after its landing pad.
   if (info.func_start && addr == arch::skip_landing_pad(info.func_start, info.func_start))
@@ -425,7 +425,7 @@ bool Registry::detach_probe(Locked lock, okp_kprobe* kp) {
     if (!site.gone()) {
       t.sites.remove(site);
       if constexpr (arch::kJumpProbes)
-        if (!site.ftrace) jump_optimizer().probe_removed(lock, site.addr);
+        if (!site.ftrace()) jump_optimizer().probe_removed(lock, site.addr);
     }
   } else {
     update_site(lock, site);
@@ -451,7 +451,7 @@ void Registry::rearm_all() {
 void Registry::make_gone(Locked lock, Site& s) {
   // The text is about to be freed: forget it without patching it back. An ftrace site is
   // ftrace's record, still valid now: drop it from our filter so our ops holds no stale ip.
-  if (s.ftrace && s.live()) okp_seam_ftrace_disarm(s.addr, s.ipmodify);
+  if (s.ftrace() && s.live()) okp_seam_ftrace_disarm(s.addr, s.ipmodify());
   unfence_kernel_kprobes(lock, s);  // no text left to misread
   s.state = SiteState::kGone;
   table(lock).sites.remove(s);

@@ -111,8 +111,12 @@ struct Site : SiteProbesHead, HashLinked<Site> {
   okp_addr_t step_slot = 0;        // [hit] copy + breakpoint (0: emulated, or ftrace)
   okp_addr_t boost_slot = 0;       // [hit] copy + jump back (0: not boostable)
   bool boost = false;              // [hit] use boost_slot: boostable and no post_handler
-  bool ftrace = false;             // [hit] served by the ftrace call site, not a breakpoint
-  bool ipmodify = false;           // [hit] ftrace: registered with IPMODIFY
+  // [hit] Served by the ftrace call site, not a breakpoint, and whether with IPMODIFY: one
+  // byte, which the ftrace hit compares once against what its entry serves.
+  enum class FtraceEntry : u8 { kNone, kPlain, kIpmodify };
+  FtraceEntry ftrace_entry = FtraceEntry::kNone;
+  bool ftrace() const { return ftrace_entry != FtraceEntry::kNone; }
+  bool ipmodify() const { return ftrace_entry == FtraceEntry::kIpmodify; }
   bool ftrace_post = false;        // [hit] ftrace: some probe here has a post_handler
 #ifdef OKP_JUMP_PROBES
   // [hit] The detour's copy a breakpoint hit resumes in (0: it steps or boosts); written by

@@ -65,7 +65,7 @@ int Registry::explain(const char* symbol, okp_addr_t addr, unsigned int offset, 
     return trial.error().kernel_errno();
   }
   Site& site = *trial.value();
-  if (site.ftrace) {
+  if (site.ftrace()) {
     okp_seam_format(out, out_len, "accepted %s: function entry through ftrace (no breakpoint)",
                     place);
   } else {

@@ -61,8 +61,8 @@ ErrorOr<Site*> Registry::create_site(Locked lock, okp_addr_t addr, const okp_tex
                             ftrace_site - info.func_start);
   }
   if (ftrace_site) {
-    site->ftrace = true;
-    site->ipmodify = kp->flags & OKP_KPROBE_FLAG_IPMODIFY;
+    site->ftrace_entry = (kp->flags & OKP_KPROBE_FLAG_IPMODIFY) ? Site::FtraceEntry::kIpmodify
+                                                              : Site::FtraceEntry::kPlain;
     if (!dry_run) t.sites.insert(*site);
     return site;
   }
@@ -144,7 +144,7 @@ ErrorOr<void> Registry::arm(Locked lock, Site& site) {
     return Error(Errno::kNoEnt, "module is going away");
   const arch::Breakpoint bp = arch::breakpoint_of(site.plan);
   if constexpr (arch::kJumpProbes) {
-    if (!site.ftrace && jump_optimizer().jump_only()) {
+    if (!site.ftrace() && jump_optimizer().jump_only()) {
       // No breakpoint reaches okprobes here: the site is its jump at once, or refused.
       site.state = SiteState::kArmed;  // its "breakpoint", the original word, is in place
       auto jumped = jump_optimizer().arm_jump(lock, site);
@@ -155,7 +155,7 @@ ErrorOr<void> Registry::arm(Locked lock, Site& site) {
   }
   // Fenced before the int3 is written, so no kernel kprobe is decoded through it unfenced.
   fence_kernel_kprobes(lock, site, bp.size, bp.size);
-  int err = site.ftrace ? okp_seam_ftrace_arm(site.addr, site.ipmodify)
+  int err = site.ftrace() ? okp_seam_ftrace_arm(site.addr, site.ipmodify())
                         : okp_seam_patch_text(site.addr, bp.bytes, site.original, bp.size);
   if (site.place.module) okp_seam_module_put(site.place.module);
   if (err) unfence_kernel_kprobes(lock, site);
@@ -173,8 +173,8 @@ void Registry::disarm(Locked lock, Site& site) {
     unfence_kernel_kprobes(lock, site);
     return;
   }
-  if (site.ftrace)
-    okp_seam_ftrace_disarm(site.addr, site.ipmodify);
+  if (site.ftrace())
+    okp_seam_ftrace_disarm(site.addr, site.ipmodify());
   else if (const arch::Breakpoint bp = arch::breakpoint_of(site.plan);
            !same_bytes(bp.bytes, site.original, bp.size) &&  // no breakpoint: nothing to undo
            okp_seam_patch_text(site.addr, site.original, bp.bytes, bp.size))
@@ -191,7 +191,7 @@ void Registry::update_site(Locked lock, Site& site) {
     if (r->kp->post_handler) any_post = true;
   }
   __atomic_store_n(&site.boost, site.boost_slot && !any_post, __ATOMIC_RELEASE);
-  __atomic_store_n(&site.ftrace_post, site.ftrace && any_post, __ATOMIC_RELEASE);
+  __atomic_store_n(&site.ftrace_post, site.ftrace() && any_post, __ATOMIC_RELEASE);
   bool want = any_enabled && settings().armed() && !site.gone();
   if (want && site.state == SiteState::kDisarmed) {
     auto r = arm(lock, site);
@@ -213,9 +213,9 @@ void Registry::update_site(Locked lock, Site& site) {
 // costs a second trap per hit). Left as it is when neither applies.
 void Registry::refresh_reason(Locked lock, const Site& s, okp_kprobe* kp) {
   char boost[96] = "";
-  if (!s.ftrace && arch::needs_slot(s.plan) && arch::boostable(s.plan) && kp->post_handler)
+  if (!s.ftrace() && arch::needs_slot(s.plan) && arch::boostable(s.plan) && kp->post_handler)
     copy_string(boost, sizeof(boost), "not boosted: a post_handler needs the trap after the instruction");
-  else if (!s.ftrace && arch::needs_slot(s.plan) && !arch::boostable(s.plan))
+  else if (!s.ftrace() && arch::needs_slot(s.plan) && !arch::boostable(s.plan))
     okp_seam_format(boost, sizeof(boost), "not boosted: '%s' must be single-stepped",
                     arch::mnemonic(s.plan));
   const char* jump = "";

@@ -164,27 +164,11 @@ extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, 
   return ret_addr;
 }
 
-// A frame hooked through the kernel's rethook returned (src/kernel/rethook.c; preemption
-// off, inside the kernel's trampoline): the return handler runs as at a stub's return. The
-// kernel puts the instance back in its pool after this. Unregister calls rethook_free() (no
-// handler is called after it) and waits a grace period before it clears rp->okp_pool and
-// frees the pool, so both are alive here without a test.
-extern "C" OKP_HIT_PATH void okp_core_on_rethook_return(struct okp_kretprobe_instance* ri,
-                                                        struct okp_regs* regs,
-                                                        struct okp_cpu_state* cpu) {
-  okp_kretprobe* rp = ri->rp;
-  // Counted out before the handler runs, so that nothing of ri or rp is needed after it: the
-  // instance goes back to the pool only after this returns, and in_use is a count to show.
-  __atomic_fetch_sub(&static_cast<ReturnPool*>(rp->okp_pool)->head.in_use, 1, __ATOMIC_RELAXED);
-  if (cpu->depth == 0 && !rp_disabled(rp) && rp->handler) [[likely]] {
-    open_first_frame(cpu);
-    rp->handler(ri, reinterpret_cast<pt_regs*>(regs));
-    close_first_frame(cpu);
-  } else if (cpu->depth > 0) {
-    count_rp_miss(rp, OKP_RP_MISS_REENTRY);
-  } else if (rp_disabled(rp)) {
-    count_rp_miss(rp, OKP_RP_MISS_DISABLED);
-  }
+// A frame hooked through the kernel's rethook returned and its handler did not run
+// (src/kernel/rethook.c runs it, preemption off): counted by cause, as at a stub's return.
+extern "C" OKP_HIT_PATH void okp_core_rethook_return_missed(struct okp_kretprobe* rp,
+                                                            unsigned int depth) {
+  count_rp_miss(rp, depth > 0 ? OKP_RP_MISS_REENTRY : OKP_RP_MISS_DISABLED);
 }
 
 // Whether addr is where one of the return stubs starts: what a diverted return-address slot

@@ -28,7 +28,7 @@
  *
  * Not exported: the functions are read from /proc/kallsyms and checked by sprint_symbol()
  * (kernel_internals.c). Used where the arch's folder says where an entry's return address is
- * (rethook_frame.h: OKP_ARCH_RETHOOK_FRAME, okp_arch_rethook_prepare()).
+ * (rethook_frame.h: OKP_ARCH_RETHOOK_FRAME, okp_arch_rethook_divert()).
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
@@ -92,9 +92,33 @@ static void notrace okp_rethook_handler(struct rethook_node *node, void *data,
 #endif
 {
 	struct okp_rethook_frame *f = container_of(node, struct okp_rethook_frame, node);
+	struct okp_kretprobe *rp = f->ri.rp;
+	const unsigned int depth = this_cpu_read(okp_cpu_state.depth);
+	const bool disabled = READ_ONCE(rp->kp.flags) & (OKP_KPROBE_FLAG_DISABLED | OKP_KPROBE_FLAG_GONE);
 
 	f->hooked = 0;
-	okp_core_on_rethook_return(&f->ri, (struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state));
+	/*
+	 * Counted out before the handler runs, so nothing of f or rp is needed after it: the
+	 * kernel puts the node back only after this returns, and in_use is a count to show.
+	 * Unregister calls rethook_free() (no handler runs after it) and waits a grace period
+	 * before it clears rp->okp_pool and frees the pool, so both are alive here.
+	 */
+	__atomic_fetch_sub(&((struct okp_return_pool_head *)rp->okp_pool)->in_use, 1,
+			   __ATOMIC_RELAXED);
+	if (likely(!depth && !disabled && rp->handler)) {
+		/*
+		 * The handler runs here, not in the core: a call less on every return. A hit on
+		 * an idle CPU opens frame 0 by the count alone (core/cpu_frames.h,
+		 * open_first_frame, says why nothing else is written); per-CPU operations, so no
+		 * pointer to this CPU's state is kept across the call. The call orders the
+		 * handler's accesses after the count's store and before its reset.
+		 */
+		this_cpu_write(okp_cpu_state.depth, 1);
+		rp->handler(&f->ri, regs);
+		this_cpu_write(okp_cpu_state.depth, 0);
+	} else if (depth || disabled) {
+		okp_core_rethook_return_missed(rp, depth);
+	}
 }
 NOKPROBE_SYMBOL(okp_rethook_handler);
 
@@ -148,7 +172,7 @@ void okp_seam_rethook_free(void *rh)
  * indirect calls (retpolines on Debian's kernels) were most of what rethook cost over the
  * stubs at entry (docs/benchmarks-return-rethook.md). What they do is the kernel's documented
  * contract: a node from the pool unless the rethook is being freed (handler NULL) or RCU is
- * not watching; then the arch's arch_rethook_prepare() (rethook_frame.h).
+ * not watching; then what arch_rethook_prepare() and rethook_hook() do (rethook_frame.h).
  */
 #define OKP_RETHOOK_INLINE_POOL (!OKP_RETHOOK_OBJPOOL || \
 				 LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0))
@@ -204,8 +228,8 @@ notrace int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 	if (unlikely(f->hooked))
 		okp_core_rethook_reclaimed(rp);
 	f->ri.rp = rp;
-	f->ri.ret_addr = okp_arch_rethook_return_address(regs);
 	f->ri.frame = okp_arch_rethook_frame(regs);
+	f->ri.ret_addr = okp_arch_rethook_return_address(regs);
 	f->ri.task = current;
 	if (rp->entry_handler && rp->entry_handler(&f->ri, regs)) {
 		f->hooked = 0;
@@ -213,7 +237,17 @@ notrace int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 		return 0;
 	}
 	f->hooked = 1;
-	okp_arch_rethook_prepare(node, regs, okp_ksyms.arch_rethook_trampoline);
+	/*
+	 * What the kernel's arch_rethook_prepare() does, from the instance just filled (read
+	 * back from f, which is at hand, rather than from regs again or kept across the entry
+	 * handler): the node holds the real return address and the frame, the frame returns to
+	 * the kernel's trampoline, and the node goes onto the task's list, which the trampoline
+	 * and the unwinders read (current's own list: no lock).
+	 */
+	node->ret_addr = f->ri.ret_addr;
+	node->frame = f->ri.frame;
+	okp_arch_rethook_divert(f->ri.frame, okp_ksyms.arch_rethook_trampoline);
+	__llist_add(&node->llist, &((struct task_struct *)f->ri.task)->rethooks);
 	/* The pool read again, not kept across the calls above: one load, where keeping it
 	 * would cost a saved register's push and pop. */
 	was_in_use = __atomic_fetch_add(&((struct okp_return_pool_head *)rp->okp_pool)->in_use, 1,

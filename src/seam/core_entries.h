@@ -83,10 +83,9 @@ unsigned long okp_core_return_stubs_in_use(void);
 int okp_core_detached_stubs_live(void);
 /* A task is being freed (RCU read side held): reclaim the instances its frames still hold. */
 void okp_core_on_task_free(void *task);
-/* The kernel's rethook trampoline, through src/kernel/rethook.c (preemption off): a frame
- * hooked for instance ri returned. */
-void okp_core_on_rethook_return(struct okp_kretprobe_instance *ri, struct okp_regs *regs,
-				struct okp_cpu_state *cpu);
+/* A frame hooked through the kernel's rethook returned and src/kernel/rethook.c did not run
+ * its handler (preemption off): a nested hit (depth > 0) or a disabled probe. */
+void okp_core_rethook_return_missed(struct okp_kretprobe *rp, unsigned int depth);
 /* okp_seam_rethook_entry's rare cases (preemption off): a return missed for cause; the node
  * taken had been recycled by the kernel without a return (its task was freed inside the
  * function); in_use went above the probe's peak. */

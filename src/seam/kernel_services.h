@@ -124,8 +124,8 @@ unsigned int okp_seam_possible_cpus(void);
 /*
  * Return probes on the kernel's rethook (src/kernel/rethook.c). unusable: NULL when return
  * probes registered now go through it, else why not (a static string). create: a pool of num
- * instances of instance_size bytes (okp_kretprobe_instance and its data) whose returns call
- * okp_core_on_rethook_return; NULL when out of memory. free: no handler runs after the next
+ * instances of instance_size bytes (okp_kretprobe_instance and its data) whose returns run
+ * the probe's handler (okp_core_rethook_return_missed when it may not); NULL when out of memory. free: no handler runs after the next
  * grace period; the kernel frees the pool and nodes still out.
  *
  * entry: the pre handler of a return probe whose pool is a rethook's (the core registers it

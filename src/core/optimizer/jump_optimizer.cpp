@@ -34,7 +34,7 @@ void JumpOptimizer::for_each_region_over(Locked lock, okp_addr_t addr, Fn fn) {
 }
 
 const char* JumpOptimizer::blocker(Locked, const Site& s) const {
-  if (s.ftrace) return "";  // nothing to say: no trap to save
+  if (s.ftrace()) return "";  // nothing to say: no trap to save
   if (!settings().optimization() && !jump_only())
     return "not optimized: optimization off (debug.okprobes-optimization=0)";
   // A post_handler runs from the detour too (its copy calls the post entry).
@@ -527,7 +527,7 @@ bool JumpOptimizer::rejump(Locked lock, Site& s, bool any_post) {
 bool JumpOptimizer::jump_only() const { return arch::breakpoints_missing() != nullptr; }
 
 bool JumpOptimizer::serves(Locked, const Site& s) const {
-  return !jump_only() || s.ftrace || !s.live() ||
+  return !jump_only() || s.ftrace() || !s.live() ||
          (s.state == SiteState::kOptimized && s.jump.detour_post == has_post_handler(s));
 }
 

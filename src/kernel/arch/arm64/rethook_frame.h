@@ -5,8 +5,8 @@
  * Why: the kernel has no rethook on arm64 (through 6.12 arm64 does not select HAVE_RETHOOK; its
  * kretprobes keep their own trampoline, which its unwinder recovers through kretprobe state a
  * module cannot add to), so a stack trace through a return-probed frame stops at the stub.
- * An arch that plugs in defines OKP_ARCH_RETHOOK_FRAME 1 and okp_arch_rethook_prepare() (see
- * x86's).
+ * An arch that plugs in defines OKP_ARCH_RETHOOK_FRAME 1 and okp_arch_rethook_frame(),
+ * okp_arch_rethook_return_address() and okp_arch_rethook_divert() (see x86's).
  */
 #ifndef OKP_RETHOOK_FRAME_H
 #define OKP_RETHOOK_FRAME_H

@@ -5,8 +5,8 @@
  * Why: riscv64 has a rethook (6.12), but its unwinder recovers only the function graph tracer's
  * return addresses, not rethook's: a stack trace through the kernel's own kretprobes stops at
  * the trampoline too. Rethook would cost its trampoline and give nothing the stubs lack.
- * An arch that plugs in defines OKP_ARCH_RETHOOK_FRAME 1 and okp_arch_rethook_prepare() (see
- * x86's).
+ * An arch that plugs in defines OKP_ARCH_RETHOOK_FRAME 1 and okp_arch_rethook_frame(),
+ * okp_arch_rethook_return_address() and okp_arch_rethook_divert() (see x86's).
  */
 #ifndef OKP_RETHOOK_FRAME_H
 #define OKP_RETHOOK_FRAME_H
