@@ -31,6 +31,10 @@ constexpr const char* kNotReached[] = {
     // user-mode branch only; the ftrace entry and okprobes' entries return to their caller
     "exit_to_user_mode_loop", "exit_to_user_mode_prepare", "irqentry_exit_to_user_mode",
     "syscall_exit_to_user_mode", "arch_do_signal_or_restart",
+    // the same branch's own work, inlined into such an entry: the signal of a user-mode ebreak
+    // (handle_break asks user_mode() first), and the nohz_full flush on the way to user mode
+    // (its one other caller is the idle loop)
+    "force_sig_fault", "rcu_nocb_flush_deferred_wakeup",
 };
 
 // Listed, not followed: each returns before calling anything when in_nmi() (the RCU ones), or

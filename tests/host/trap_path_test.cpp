@@ -178,7 +178,11 @@ TEST(TrapPath, UserModeWorkOfASharedEntryIsNotFollowed) {
   t.add("uprobe_single_step_handler", 32);
   t.add("uprobe_post_sstep_notifier", 32);
   t.add("find_active_uprobe_rcu", 32);
+  t.add("force_sig_fault", 32);
+  t.add("send_signal_locked", 32);
   t.finish();
+  t.branch("handle_break", 8, "force_sig_fault");
+  t.branch("force_sig_fault", 0, "send_signal_locked");
   t.branch("do_trap_break", 0, "irqentry_nmi_enter");
   t.branch("do_trap_break", 8, "handle_break");
   t.branch("do_trap_break", 16, "exit_to_user_mode_loop");
@@ -193,6 +197,8 @@ TEST(TrapPath, UserModeWorkOfASharedEntryIsNotFollowed) {
   EXPECT_EQ(seen.count("get_signal"), 0u);
   EXPECT_EQ(seen["uprobe_post_sstep_notifier"], "uprobe_single_step_handler");
   EXPECT_EQ(seen.count("find_active_uprobe_rcu"), 0u);
+  EXPECT_EQ(seen.count("force_sig_fault"), 0u);
+  EXPECT_EQ(seen.count("send_signal_locked"), 0u);
 }
 
 TEST(TrapPath, CompilerSuffixesMatchTheirFunction) {
