@@ -32,9 +32,9 @@ constexpr const char* kNotReached[] = {
     "exit_to_user_mode_loop", "exit_to_user_mode_prepare", "irqentry_exit_to_user_mode",
     "syscall_exit_to_user_mode", "arch_do_signal_or_restart",
     // the same branch's own work, inlined into such an entry: the signal of a user-mode ebreak
-    // (handle_break asks user_mode() first), and the nohz_full flush on the way to user mode
-    // (its one other caller is the idle loop)
-    "force_sig_fault", "rcu_nocb_flush_deferred_wakeup",
+    // (handle_break asks user_mode() first), the nohz_full flush on the way to user mode (its
+    // one other caller is the idle loop), and context tracking's user-mode enter and exit
+    "force_sig_fault", "rcu_nocb_flush_deferred_wakeup", "__ct_user_enter", "__ct_user_exit",
 };
 
 // Listed, not followed: each returns before calling anything when in_nmi() (the RCU ones), or
