@@ -17,6 +17,7 @@
 #include "arch/common/arch_types.h"
 #include "arch/common/no_breakpoint_trap.h"
 #include "arch/common/return_stubs.h"
+#include "arch/riscv/ftrace_ops_literal.h"
 #include "arch/riscv/insn_plan.h"
 #include "core/error_or.h"
 #include "seam/kernel_services.h"
@@ -122,9 +123,10 @@ constexpr const char* kTrapEntryFunctions[] = {
 // One instruction of the trap-path walk: its length, and the target of a direct jump or call
 // (jal, c.j, branches, and auipc+jalr pairs: the far `call`).
 ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr);
-// No data ends a function's extent: Linux 6.12's riscv ftrace has no CALL_OPS literal.
-constexpr usize kTrailingDataWindow = 0;
-inline usize trailing_data_bytes(const u8*) { return 0; }
+// The next function's ftrace_ops pointer at the end of an extent (CALL_OPS kernels,
+// arch/riscv/ftrace_ops_literal.h).
+constexpr usize kTrailingDataWindow = 8;
+inline usize trailing_data_bytes(const u8* last) { return riscv::ftrace_ops_literal_bytes(last); }
 
 // Return probes: arch/common/return_stubs.h, arch/riscv/return_stubs.S.
 // At a function's entry (its ftrace site: 6.1's auipc/jalr t0 call leaves ra alone, and
