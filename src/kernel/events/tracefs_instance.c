@@ -8,8 +8,9 @@
  * enable file, by `trace-cmd record|start -B okprobes -e okprobes`, or by okprobes' file
  * tracefs_instance, which writes that enable file and reads it back. It is off by default:
  * a copy is a second ring write per hit, which a user reading okprobes' own trace does not
- * need, and trace-cmd sets an instance's events itself anyway. The copy is binary, an entry of okprobes' kernel trace event okprobes/record (instance_event.c)
- * printed by okprobes when the instance is read, as the kernel's kprobe events are: printing
+ * need, and a trace-cmd user names the events to record anyway. The copy is binary, an entry
+ * of okprobes' kernel trace event okprobes/record (instance_event.c), printed by okprobes
+ * when the instance is read, as the kernel's kprobe events are: printing
  * at the hit was what the copy cost beyond the kernel's own kprobe event. Where the kernel has
  * not taken that event (a module with a bad taint gets none), the copy is text printed at the
  * hit from the binary record (record_text.c), written with __trace_array_puts() (a copy into
