@@ -146,12 +146,16 @@ static void check_hits(const struct state *s, const char *who)
 /* The probe's first parcel must be the kernel's ebreak, or okprobes' jump (jump=1). */
 static void check_text(const struct state *s, const char *who, bool want_jump)
 {
-	u32 insn = get_unaligned((const u32 *)s->insn);
-	bool ok = want_jump ? RV_OPCODE(insn) == RV_OPCODE_AUIPC || RV_OPCODE(insn) == RV_OPCODE_JAL
-			    : insn == RV_EBREAK;
+	u32 insn;
+	bool ok;
 
-	if (!s->insn || (!want_jump && (insn & 0x3) != 0x3))
-		return;	/* a return probe; a compressed site's c.ebreak */
+	if (!s->insn)
+		return;	/* a return probe */
+	insn = get_unaligned((const u32 *)s->insn);
+	if (!want_jump && (insn & 0x3) != 0x3)
+		return;	/* a compressed site's c.ebreak */
+	ok = want_jump ? RV_OPCODE(insn) == RV_OPCODE_AUIPC || RV_OPCODE(insn) == RV_OPCODE_JAL
+		       : insn == RV_EBREAK;
 	if (!ok) {
 		errors++;
 		pr_err("BENCH-RISCV-ERROR %s: %s's probe site holds %08x, not %s\n", s->name, who,
