@@ -1,9 +1,10 @@
 # Guest script (busybox sh, riscv64): jump probes (issue 28) end to end. A probe becomes an
 # auipc/jalr pair through a dead register (or a jal) into a detour: on okp_target's
 # okp_target_opt (module text: handlers see a0, the function computes the same, post handlers
-# run, unregistering restores it) and mid-function in vfs_read (vmlinux text). Needs
-# /okp/okp_target.ko and the samples (not loaded). Appended to stress_riscv.sh in make check
-# (the same 4-vCPU boot; it continues the numbering). CHURN_CYCLES: the last part's cycles.
+# run, unregistering restores it), a pre handler's pc change through a detour, and
+# mid-function in vfs_read (vmlinux text). Needs /okp/okp_target.ko,
+# /okp/okp_detour_redirect.ko and the samples (not loaded). Appended to stress_riscv.sh in make
+# check (the same 4-vCPU boot; it continues the numbering). CHURN_CYCLES: the last part's cycles.
 # Prints TAP lines; exits non-zero if any check failed.
 . /okp/tap.sh	# n, failed, check, is, gt
 d=/sys/kernel/debug/okprobes
@@ -95,6 +96,17 @@ else
   check "without KGDB a probe where no jump fits is refused with both reasons" \
     grep -q "^okp_target_second+0x0	-95	no breakpoint on this kernel, and no jump: not optimized: the [48] bytes of the jump" $d/refused
 fi
+
+# 1d. A pre handler that changes the pc through a detour (the entry's sret way out):
+#    okp_detour_redirect's init probes its own function one instruction in, waits for the jump,
+#    and redirects to another function and past the region (tests/vm/modules/
+#    detour_redirect_riscv.c: the results prove the new pc ran and the displaced instructions
+#    did not).
+insmod /okp/okp_detour_redirect.ko
+dmesg | grep 'OKP-DREDIR' | sed 's/^/# /'
+check "a pre handler's new pc through a detour: another function, past the region, no redirect" \
+  sh -c "dmesg | grep -q 'OKP-DREDIR: PASS' && ! dmesg | grep -q 'OKP-DREDIR: FAIL'"
+rmmod okp_detour_redirect
 
 # 2. Mid-function in vmlinux: the first boundary of vfs_read from +0x20 that becomes a jump.
 off=
