@@ -108,6 +108,36 @@ check "a pre handler's new pc through a detour: another function, past the regio
   sh -c "dmesg | grep -q 'OKP-DREDIR: PASS' && ! dmesg | grep -q 'OKP-DREDIR: FAIL'"
 rmmod okp_detour_redirect
 
+# 1e. The kernel's own kprobes beside a jump (where the kernel has kprobe events): they would
+#    accept okprobes' auipc, jalr or jal (they simulate them) and write an ebreak over it, so
+#    okprobes keeps them off the jump's bytes (arch/riscv/kernel_walk.cpp) while it stands; and
+#    a kernel kprobe already inside a region keeps okprobes from jumping over it.
+kt=/sys/kernel/tracing
+if [ -w $kt/kprobe_events ]; then
+  insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=0
+  sleep 1
+  check "kernel kprobes: okprobes' probe on okp_target_opt+0 is a jump" \
+    grep -Eq ' okp_target_opt\+0x0 .*\[OPTIMIZED\]' $d/list
+  check "the kernel's kprobes refuse okprobes' jump at okp_target_opt+0" \
+    sh -c "! echo 'p:okpkk okp_target_opt' >> $kt/kprobe_events 2>/dev/null"
+  rmmod okprobe_example
+  check "unregistered: the kernel's kprobe on okp_target_opt+0 registers (the fence is gone)" \
+    sh -c "echo 'p:okpkk okp_target_opt' >> $kt/kprobe_events"
+  echo '-:okpkk' >> $kt/kprobe_events 2>/dev/null
+  # The reverse: the kernel's kprobe at +2 (c.slli, inside any region from +0) first.
+  echo 'p:okpkk okp_target_opt+2' >> $kt/kprobe_events && echo 1 > $kt/events/kprobes/okpkk/enable
+  insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=0 2>/dev/null
+  sleep 1
+  { grep ' okp_target_opt+' $d/list; grep '^okp_target_opt+' $d/refused; } | sed 's/^/# /'
+  check "a kernel kprobe inside the region keeps okprobes' probe from becoming a jump" \
+    sh -c "! grep -q ' okp_target_opt+0x0 .*OPTIMIZED' $d/list && \
+           { grep ' okp_target_opt+0x0 ' $d/list; grep '^okp_target_opt+0x0' $d/refused; } | grep -q 'kernel kprobe'"
+  echo 2 > $t/call_opt
+  check "the function computes the same under both: (21 + 1) * 2 + 3" is "$(cat $t/call_opt)" 47
+  rmmod okprobe_example 2>/dev/null
+  echo 0 > $kt/events/kprobes/okpkk/enable; echo '-:okpkk' >> $kt/kprobe_events
+fi
+
 # 2. Mid-function in vmlinux: the first boundary of vfs_read from +0x20 that becomes a jump.
 off=
 for try in $(seq 32 2 96); do
