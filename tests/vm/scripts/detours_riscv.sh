@@ -3,7 +3,7 @@
 # okp_target_opt (module text: handlers see a0, the function computes the same, post handlers
 # run, unregistering restores it), a pre handler's pc change through a detour, and
 # mid-function in vfs_read (vmlinux text). Needs /okp/okp_target.ko,
-# /okp/okp_detour_redirect.ko and the samples (not loaded). Appended to stress_riscv.sh in make
+# /okp/okp_detour_redirect.ko, /okp/okp_kk.ko and the samples (not loaded). Appended to stress_riscv.sh in make
 # check (the same 4-vCPU boot; it continues the numbering). CHURN_CYCLES: the last part's cycles.
 # Prints TAP lines; exits non-zero if any check failed.
 . /okp/tap.sh	# n, failed, check, is, gt
@@ -108,34 +108,40 @@ check "a pre handler's new pc through a detour: another function, past the regio
   sh -c "dmesg | grep -q 'OKP-DREDIR: PASS' && ! dmesg | grep -q 'OKP-DREDIR: FAIL'"
 rmmod okp_detour_redirect
 
-# 1e. The kernel's own kprobes beside a jump (where the kernel has kprobe events): they would
-#    accept okprobes' auipc, jalr or jal (they simulate them) and write an ebreak over it, so
-#    okprobes keeps them off the jump's bytes (arch/riscv/kernel_walk.cpp) while it stands; and
-#    a kernel kprobe already inside a region keeps okprobes from jumping over it.
-kt=/sys/kernel/tracing
-if [ -w $kt/kprobe_events ]; then
+# 1e. The kernel's own kprobes beside a jump (okp_kk: register_kprobe() at symbol+offset, its
+#    result in /sys/module/okp_kk/parameters; kprobe events refuse asm functions without an
+#    ftrace site): they would accept okprobes' auipc, jalr or jal (they simulate them) and
+#    write an ebreak over it, so okprobes keeps them off the jump's bytes
+#    (arch/riscv/kernel_walk.cpp) while it stands; and a kernel kprobe already inside a region
+#    keeps okprobes from jumping over it.
+kk=/sys/module/okp_kk/parameters
+if [ -f /okp/okp_kk.ko ] && grep -q ' register_kprobe$' /proc/kallsyms; then
   insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=0
   sleep 1
   check "kernel kprobes: okprobes' probe on okp_target_opt+0 is a jump" \
     grep -Eq ' okp_target_opt\+0x0 .*\[OPTIMIZED\]' $d/list
-  check "the kernel's kprobes refuse okprobes' jump at okp_target_opt+0" \
-    sh -c "! echo 'p:okpkk okp_target_opt' >> $kt/kprobe_events 2>/dev/null"
+  insmod /okp/okp_kk.ko symbol=okp_target_opt offset=0
+  check "the kernel's register_kprobe() refuses okprobes' jump at okp_target_opt+0 (-EINVAL)" \
+    is "$(cat $kk/result)" -22
+  rmmod okp_kk
   rmmod okprobe_example
+  insmod /okp/okp_kk.ko symbol=okp_target_opt offset=0
   check "unregistered: the kernel's kprobe on okp_target_opt+0 registers (the fence is gone)" \
-    sh -c "echo 'p:okpkk okp_target_opt' >> $kt/kprobe_events"
-  echo '-:okpkk' >> $kt/kprobe_events 2>/dev/null
+    is "$(cat $kk/result)" 0
+  rmmod okp_kk
   # The reverse: the kernel's kprobe at +2 (c.slli, inside any region from +0) first.
-  echo 'p:okpkk okp_target_opt+2' >> $kt/kprobe_events && echo 1 > $kt/events/kprobes/okpkk/enable
+  insmod /okp/okp_kk.ko symbol=okp_target_opt offset=2
   insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=0 2>/dev/null
   sleep 1
   { grep ' okp_target_opt+' $d/list; grep '^okp_target_opt+' $d/refused; } | sed 's/^/# /'
   check "a kernel kprobe inside the region keeps okprobes' probe from becoming a jump" \
-    sh -c "! grep -q ' okp_target_opt+0x0 .*OPTIMIZED' $d/list && \
+    sh -c "[ \$(cat $kk/result) = 0 ] && ! grep -q ' okp_target_opt+0x0 .*OPTIMIZED' $d/list && \
            { grep ' okp_target_opt+0x0 ' $d/list; grep '^okp_target_opt+0x0' $d/refused; } | grep -q 'kernel kprobe'"
   echo 2 > $t/call_opt
-  check "the function computes the same under both: (21 + 1) * 2 + 3" is "$(cat $t/call_opt)" 47
+  check "the function computes the same beside it, the kernel's kprobe hit: (21 + 1) * 2 + 3" \
+    sh -c "[ \$(cat $t/call_opt) = 47 ] && [ \$(cat $kk/hits) -ge 2 ]"
   rmmod okprobe_example 2>/dev/null
-  echo 0 > $kt/events/kprobes/okpkk/enable; echo '-:okpkk' >> $kt/kprobe_events
+  rmmod okp_kk
 fi
 
 # 2. Mid-function in vmlinux: the first boundary of vfs_read from +0x20 that becomes a jump.
