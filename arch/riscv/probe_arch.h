@@ -19,6 +19,7 @@
 #include "arch/common/return_stubs.h"
 #include "arch/riscv/ftrace_ops_literal.h"
 #include "arch/riscv/insn_plan.h"
+#include "arch/riscv/kernel_walk.h"
 #include "core/error_or.h"
 #include "seam/kernel_services.h"
 
@@ -52,12 +53,8 @@ inline okp_addr_t breakpoint_address(const okp_regs* regs) { return regs->epc; }
 
 // No landing pads on riscv64 (6.1 has no Zicfilp).
 inline okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t) { return addr; }
-// The kernel's kprobes here decode no further than the instruction they probe: okprobes'
-// breakpoint (the instruction's own size) misleads no walk, so nothing is fenced off.
-inline usize kernel_kprobe_fences(okp_addr_t, usize, usize, okp_addr_t, unsigned long, RecoverFn,
-                                  KernelFence (&)[kMaxKernelFences]) {
-  return 0;
-}
+// kernel_kprobe_fences (arch/riscv/kernel_walk.h): the kernel's kprobes kept off okprobes'
+// jump (they would accept its auipc, jalr or jal) and the bytes after it their walk misreads.
 
 // Proves addr is an instruction boundary by decoding from func_start (the RVC length rules),
 // refuses it inside an LR/SC sequence, then plans the instruction. The error's reason says why
