@@ -26,6 +26,7 @@ static const struct okp_ksym_want okp_riscv_wanted[] = {
 	WANT_RISCV_DATA(__stop___bug_table),
 	WANT_RISCV_DATA(riscv_patch_in_stop_machine),
 	OKP_WANT_FN(okp_riscv_ksyms, flush_module_init_free_work),
+	WANT_RISCV_DATA(init_free_wq),
 };
 
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)

@@ -130,8 +130,10 @@ out:
  * Lock order: text_mutex, then the CPU-hotplug lock stop_machine() takes (as riscv's ftrace:
  * ftrace_arch_code_modify_prepare() takes text_mutex before its stop_machine).
  */
+#include <linux/delay.h>
 #include <linux/preempt.h>
 #include <linux/stop_machine.h>
+#include <linux/workqueue.h>
 #include <asm/cacheflush.h>
 
 #include "okp_riscv.h"
@@ -219,15 +221,24 @@ static int okp_switch_stopped_locked(struct okp_riscv_patch *patches, unsigned i
  * for it (init's mark_readonly, before mark_rodata_ro); a kernel without it keeps the slow
  * stop. ftrace's own stop (riscv patches ftrace sites in stop_machine) waits the same way: the
  * glue calls this before it arms or disarms an ftrace site too (ftrace.c).
+ *
+ * The kernel's flush waits uninterruptibly for as long as the frees take: on an emulator that
+ * runs the harts in turn that can pass the hung-task watchdog's 120 s, which then reports the
+ * waiting task (and would report a worker that waited for it). So where the work item itself
+ * is found, it is polled: each short sleep is a context switch the watchdog counts, and the
+ * wait ends as the flush's would, once no free is queued or running.
  */
 void okp_arch_before_text_stop(void)
 {
-	void (*flush_init_frees)(void) =
-		(void (*)(void))okp_riscv_ksyms.flush_module_init_free_work;
+	struct work_struct *frees = (struct work_struct *)okp_riscv_ksyms.init_free_wq;
 
 	might_sleep();
-	if (flush_init_frees)
-		flush_init_frees();
+	if (frees) {
+		while (work_busy(frees))
+			msleep(20);
+	} else if (okp_riscv_ksyms.flush_module_init_free_work) {
+		((void (*)(void))okp_riscv_ksyms.flush_module_init_free_work)();
+	}
 }
 
 int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n)

@@ -16,6 +16,9 @@ struct okp_riscv_ksyms {
 	/* void flush_module_init_free_work(void): waits for the queued frees of modules' init
 	 * memory (text_patch.c, before a stop_machine). */
 	unsigned long flush_module_init_free_work;
+	/* The work item that frees them (kernel/module/main.c's static init_free_wq): polled
+	 * with work_busy() where found, so a long wait is no hung task (text_patch.c). */
+	unsigned long init_free_wq;
 };
 extern struct okp_riscv_ksyms okp_riscv_ksyms;
 
