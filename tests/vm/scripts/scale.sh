@@ -42,7 +42,8 @@ i=0; until [ "$(scale_okp_refs)" = 0 ] || [ $i -ge 300 ]; do sleep 0.1; i=$((i +
 
 # 1 and 2, through each return mechanism.
 mechanisms=stubs
-grep -q '^rethook' $d/return_probes && mechanisms="rethook stubs"
+kernel_route=$(sed -n 's/^\(rethook\|kretprobe\): .*/\1/p' $d/return_probes)
+[ -z "$kernel_route" ] || mechanisms="$kernel_route stubs"
 stubs_before=$(cat $stubs_ctl 2>/dev/null)
 for m in $mechanisms; do
   if [ -w $stubs_ctl ]; then
