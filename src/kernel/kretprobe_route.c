@@ -103,6 +103,9 @@ static int notrace okp_krp_handler(struct kretprobe_instance *kri, struct pt_reg
 	const bool disabled = READ_ONCE(rp->kp.flags) & (OKP_KPROBE_FLAG_DISABLED | OKP_KPROBE_FLAG_GONE);
 
 	f->hooked = 0;
+	/* The kernel's answer, not the entry's x30: where another return probe had diverted
+	 * this frame first, the entry saw that probe's trampoline. */
+	f->ri.ret_addr = (unsigned long)kri->ret_addr;
 	__atomic_fetch_sub(&((struct okp_return_pool_head *)rp->okp_pool)->in_use, 1,
 			   __ATOMIC_RELAXED);
 	if (likely(!depth && !disabled && rp->handler)) {
