@@ -42,6 +42,7 @@
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/llist.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
@@ -78,6 +79,12 @@ struct okp_krp_frame {
 };
 
 static bool okp_krp_usable;
+
+/* okprobes.kretprobe_route=0 keeps return probes on okprobes' stubs (read at load). */
+static bool okp_kretprobe_route = true;
+module_param_named(kretprobe_route, okp_kretprobe_route, bool, 0444);
+MODULE_PARM_DESC(kretprobe_route,
+		 "return probes through the kernel's kretprobe trampoline (arm64 with CONFIG_KRETPROBES; 0: okprobes' stubs)");
 
 static size_t okp_krp_data_size(unsigned long instance_size)
 {
@@ -320,6 +327,8 @@ unsigned long okp_rethook_trampoline(void)
  * why not (a static string). */
 const char *okp_kretprobe_route_init(void)
 {
+	if (!okp_kretprobe_route)
+		return "the kernel's kretprobe trampoline route is off (okprobes.kretprobe_route=0)";
 	if (!okp_ksyms.__kretprobe_trampoline)
 		return "__kretprobe_trampoline was not found in /proc/kallsyms";
 	if (OKP_KRP_OBJPOOL && !okp_ksyms.kretprobe_fini_pool)
