@@ -80,9 +80,11 @@ struct okp_krp_frame {
 
 static bool okp_krp_usable;
 
-/* okprobes.kretprobe_route=0 keeps return probes on okprobes' stubs (read at load). */
+/* okprobes.kretprobe_route=0 (at load, or written to /sys/module/okprobes/parameters/ later)
+ * keeps return probes registered from then on on okprobes' stubs; frames already hooked
+ * return through the kernel's trampoline all the same. */
 static bool okp_kretprobe_route = true;
-module_param_named(kretprobe_route, okp_kretprobe_route, bool, 0444);
+module_param_named(kretprobe_route, okp_kretprobe_route, bool, 0644);
 MODULE_PARM_DESC(kretprobe_route,
 		 "return probes through the kernel's kretprobe trampoline (arm64 with CONFIG_KRETPROBES; 0: okprobes' stubs)");
 
@@ -325,10 +327,16 @@ unsigned long okp_rethook_trampoline(void)
 
 /* NULL when okprobes' return probes can go through the kernel's kretprobe trampoline, else
  * why not (a static string). */
+/* Per registration: NULL, or why the route is not taken now although it could be. */
+const char *okp_kretprobe_route_off(void)
+{
+	if (!READ_ONCE(okp_kretprobe_route))
+		return "the kernel's kretprobe trampoline route is off (okprobes.kretprobe_route=0)";
+	return NULL;
+}
+
 const char *okp_kretprobe_route_init(void)
 {
-	if (!okp_kretprobe_route)
-		return "the kernel's kretprobe trampoline route is off (okprobes.kretprobe_route=0)";
 	if (!okp_ksyms.__kretprobe_trampoline)
 		return "__kretprobe_trampoline was not found in /proc/kallsyms";
 	if (OKP_KRP_OBJPOOL && !okp_ksyms.kretprobe_fini_pool)

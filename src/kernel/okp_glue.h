@@ -182,6 +182,8 @@ void okp_rethook_init(void);
 /* kretprobe_route.c, where it serves: NULL when return probes can go through the kernel's
  * kretprobe trampoline, else why not. */
 const char *okp_kretprobe_route_init(void);
+/* NULL, or why the route is switched off now (okprobes.kretprobe_route=0). */
+const char *okp_kretprobe_route_off(void);
 /* The kernel's trampoline (rethook's, or kretprobes') where okprobes' return probes use it,
  * else 0. */
 unsigned long okp_rethook_trampoline(void);

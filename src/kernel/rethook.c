@@ -287,6 +287,7 @@ void okp_seam_rethook_release(void *rh)
 }
 
 #elif OKP_KRETPROBE_ROUTE /* kretprobe_route.c serves the seam */
+#define OKP_ROUTE_SWITCH okp_kretprobe_route_off
 
 void okp_rethook_init(void)
 {
@@ -346,5 +347,9 @@ const char *okp_seam_rethook_unusable(void)
 {
 	if (okp_force_return_stubs)
 		return "okprobes' stubs asked for (debug.okprobes-return-stubs=1)";
+#ifdef OKP_ROUTE_SWITCH
+	if (!okp_rethook_reason)
+		return OKP_ROUTE_SWITCH();
+#endif
 	return okp_rethook_reason;
 }
