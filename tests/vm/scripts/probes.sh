@@ -180,7 +180,7 @@ echo 0 > /proc/sys/debug/okprobes-return-stubs
 #      caller; with okprobes' stubs the kernel's unwinder stops at the stub (the documented
 #      limitation).
 check "debugfs return_probes names the return mechanism" grep -Eq '^(rethook|kretprobe|stubs): ' $d/return_probes
-kernel_route=$(sed -n 's/^\(rethook\|kretprobe\): .*/\1/p' $d/return_probes)
+kernel_route=$(grep -Eo '^(rethook|kretprobe)' $d/return_probes)
 if [ -n "$kernel_route" ]; then
   insmod /okp/okretprobe_example.ko func=do_nanosleep
   sleep 30 & sleeper=$!
@@ -677,7 +677,7 @@ fi
 #    (debugfs return_probes), and okprobes' own stubs (forced by debug.okprobes-return-stubs=1
 #    there).
 if [ -n "${RETSTRESS_CYCLES:-}" ]; then
-  kernel_route=$(sed -n 's/^\(rethook\|kretprobe\): .*/\1/p' $d/return_probes)
+  kernel_route=$(grep -Eo '^(rethook|kretprobe)' $d/return_probes)
   if [ -n "$kernel_route" ]; then
     stress_check "return-probe stress ($kernel_route): exact pairs, real results, exited tasks reclaimed, nothing leaked" \
       okp_retstress OKP-RETSTRESS min_cycles=$RETSTRESS_CYCLES calls=${RETSTRESS_CALLS:-200000}

@@ -43,7 +43,7 @@ i=0; until [ "$(scale_okp_refs)" = 0 ] || [ $i -ge 300 ]; do sleep 0.1; i=$((i +
 
 # 1 and 2, through each return mechanism.
 mechanisms=stubs
-kernel_route=$(sed -n 's/^\(rethook\|kretprobe\): .*/\1/p' $d/return_probes)
+kernel_route=$(grep -Eo '^(rethook|kretprobe)' $d/return_probes)
 [ -z "$kernel_route" ] || mechanisms="$kernel_route stubs"
 stubs_before=$(cat $stubs_ctl 2>/dev/null)
 for m in $mechanisms; do
