@@ -189,7 +189,7 @@ if [ -n "$kernel_route" ]; then
   # recovers it.
   for i in 1 2 3 4 5 6 7 8 9 10; do grep -q nanosleep /proc/$sleeper/stack && break; sleep 0.2; done
   cat /proc/$sleeper/stack
-  check "list shows the return probe through $kernel_route" grep -q "  r  do_nanosleep+0x0 .*return=$kernel_route" $d/list
+  check "list shows the return probe through $kernel_route" grep -q "  r  do_nanosleep+0x[0-9a-f]* .*return=$kernel_route" $d/list
   check "/proc/PID/stack under a $kernel_route return probe starts at do_nanosleep's real caller" \
     sh -c "head -1 /proc/$sleeper/stack | grep -q hrtimer_nanosleep"
   check "/proc/PID/stack shows no trampoline" sh -c "! grep -q 'rethook_trampoline\|kretprobe_trampoline\|okp_return_stubs' /proc/$sleeper/stack"
