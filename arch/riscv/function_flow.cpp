@@ -3,6 +3,8 @@
 // (function_flow.h).
 #include "arch/riscv/function_flow.h"
 
+#include "arch/riscv/ftrace_ops_literal.h"
+
 #include "arch/riscv/insn_plan.h"
 
 namespace okp::riscv {
@@ -18,7 +20,7 @@ bool is_ebreak(const u8* b, usize length) {
 
 FunctionFlow::FunctionFlow(FunctionFlow&& other)
     : fn_(other.fn_), insns_(other.insns_), live_(other.live_), count_(other.count_),
-      code_size_(other.code_size_), stop_reason_(other.stop_reason_) {
+      code_size_(other.code_size_), data_tail_(other.data_tail_), stop_reason_(other.stop_reason_) {
   other.insns_ = nullptr;
   other.live_ = nullptr;
   other.count_ = 0;
@@ -41,8 +43,11 @@ ErrorOr<FunctionFlow> FunctionFlow::decode(const FunctionText& fn) {
   bool after_auipc = false;
   u8 auipc_rd = 0;
   okp_addr_t auipc_value = 0;
-  while (off < fn.size) {
-    auto r = register_use(fn.bytes + off, fn.size - off, fn.start + off);
+  // The next function's ftrace_ops pointer (CALL_OPS) ends the extent: data, not decoded.
+  if (fn.size >= 8) f.data_tail_ = ftrace_ops_literal_bytes(fn.bytes + fn.size - 8);
+  const usize end = fn.size - f.data_tail_;
+  while (off < end) {
+    auto r = register_use(fn.bytes + off, end - off, fn.start + off);
     if (r.is_error()) {
       f.stop_reason_ = r.error().reason();
       break;
@@ -205,7 +210,7 @@ usize FunctionFlow::outside_targets(okp_addr_t* out, usize max) const {
 }
 
 bool FunctionFlow::undecoded_bytes() const {
-  for (usize i = code_size_; i < fn_.size; ++i)
+  for (usize i = code_size_; i < fn_.size - data_tail_; ++i)
     if (fn_.bytes[i]) return true;
   return false;
 }

@@ -73,8 +73,9 @@ static_assert(sizeof(FlowInsn) == 32, "FlowInsn grew");
 
 class FunctionFlow {
  public:
-  // Decodes fn from its start until its end, or until the first bytes that are no
-  // instruction (the all-zero padding after the last one, data): code_size() says where.
+  // Decodes fn from its start until its end (less the next function's ftrace_ops pointer,
+  // arch/riscv/ftrace_ops_literal.h), or until the first bytes that are no instruction (the
+  // all-zero padding after the last one, data): code_size() says where.
   // -ENOMEM only.
   static ErrorOr<FunctionFlow> decode(const FunctionText& fn);
   ~FunctionFlow();
@@ -109,8 +110,9 @@ class FunctionFlow {
   // dispatch (kNoInsn: none).
   u32 first_unresolved_indirect() const;
 
-  // Bytes after code_size() that are not all zero: the function goes on in what does not
-  // decode (data in its text, an encoding longer than 32 bits), whose branches nobody sees.
+  // Bytes after code_size() that are not all zero (an ftrace_ops pointer at the end aside):
+  // the function goes on in what does not decode (data in its text, an encoding longer than
+  // 32 bits), whose branches nobody sees.
   bool undecoded_bytes() const;
 
   // For the tests and the survey: why decoding stopped before the end (nullptr: it did not).
@@ -125,6 +127,7 @@ class FunctionFlow {
   RegSet* live_ = nullptr;
   usize count_ = 0;
   usize code_size_ = 0;
+  usize data_tail_ = 0;  // the next function's ftrace_ops pointer at the extent's end (0 or 8)
   const char* stop_reason_ = nullptr;
 };
 

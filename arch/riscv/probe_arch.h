@@ -17,7 +17,9 @@
 #include "arch/common/arch_types.h"
 #include "arch/common/no_breakpoint_trap.h"
 #include "arch/common/return_stubs.h"
+#include "arch/riscv/ftrace_ops_literal.h"
 #include "arch/riscv/insn_plan.h"
+#include "arch/riscv/kernel_walk.h"
 #include "core/error_or.h"
 #include "seam/kernel_services.h"
 
@@ -51,12 +53,8 @@ inline okp_addr_t breakpoint_address(const okp_regs* regs) { return regs->epc; }
 
 // No landing pads on riscv64 (6.1 has no Zicfilp).
 inline okp_addr_t skip_landing_pad(okp_addr_t addr, okp_addr_t) { return addr; }
-// The kernel's kprobes here decode no further than the instruction they probe: okprobes'
-// breakpoint (the instruction's own size) misleads no walk, so nothing is fenced off.
-inline usize kernel_kprobe_fences(okp_addr_t, usize, usize, okp_addr_t, unsigned long, RecoverFn,
-                                  KernelFence (&)[kMaxKernelFences]) {
-  return 0;
-}
+// kernel_kprobe_fences (arch/riscv/kernel_walk.h): the kernel's kprobes kept off okprobes'
+// jump (they would accept its auipc, jalr or jal) and the bytes after it their walk misreads.
 
 // Proves addr is an instruction boundary by decoding from func_start (the RVC length rules),
 // refuses it inside an LR/SC sequence, then plans the instruction. The error's reason says why
@@ -122,9 +120,10 @@ constexpr const char* kTrapEntryFunctions[] = {
 // One instruction of the trap-path walk: its length, and the target of a direct jump or call
 // (jal, c.j, branches, and auipc+jalr pairs: the far `call`).
 ErrorOr<BranchStep> direct_branch(const u8* bytes, usize avail, okp_addr_t addr);
-// No data ends a function's extent: Linux 6.12's riscv ftrace has no CALL_OPS literal.
-constexpr usize kTrailingDataWindow = 0;
-inline usize trailing_data_bytes(const u8*) { return 0; }
+// The next function's ftrace_ops pointer at the end of an extent (CALL_OPS kernels,
+// arch/riscv/ftrace_ops_literal.h).
+constexpr usize kTrailingDataWindow = 8;
+inline usize trailing_data_bytes(const u8* last) { return riscv::ftrace_ops_literal_bytes(last); }
 
 // Return probes: arch/common/return_stubs.h, arch/riscv/return_stubs.S.
 // At a function's entry (its ftrace site: 6.1's auipc/jalr t0 call leaves ra alone, and

@@ -8,7 +8,8 @@ namespace {
 
 // Not reached from the trap: when these run, the trap is already lost (fatal reporting), or
 // they cannot run in the breakpoint trap's NMI context (preemption points, the scheduler,
-// might_sleep checks). A preemption point reached from the ftrace entry or a return stub
+// might_sleep checks), or they are the work of a return to user mode, which a breakpoint in
+// kernel text never makes. A preemption point reached from the ftrace entry or a return stub
 // (process context) reschedules once; it does not re-enter that path.
 constexpr const char* kNotReached[] = {
     // fatal reporting
@@ -25,12 +26,26 @@ constexpr const char* kNotReached[] = {
     "__SCT__preempt_schedule_notrace", "preempt_schedule_irq", "schedule", "__schedule",
     "__cond_resched", "__SCT__cond_resched", "__SCT__might_resched", "__might_sleep",
     "__might_resched", "__might_fault",
+    // the return to user mode (signal delivery, core dumps, task work): an entry that serves
+    // both user and kernel traps in one function (riscv's do_trap_break) calls it on its
+    // user-mode branch only; the ftrace entry and okprobes' entries return to their caller
+    "exit_to_user_mode_loop", "exit_to_user_mode_prepare", "irqentry_exit_to_user_mode",
+    "syscall_exit_to_user_mode", "arch_do_signal_or_restart",
+    // the same branch's own work, inlined into such an entry: the signal of a user-mode ebreak
+    // (handle_break asks user_mode() first), the nohz_full flush on the way to user mode (its
+    // one other caller is the idle loop), and context tracking's user-mode enter and exit
+    "force_sig_fault", "rcu_nocb_flush_deferred_wakeup", "__ct_user_enter", "__ct_user_exit",
 };
 
-// Listed, not followed: each returns before calling anything when in_nmi().
+// Listed, not followed: each returns before calling anything when in_nmi() (the RCU ones), or
+// when the trap came from kernel mode (the uprobe notifiers: riscv 6.1's do_trap_break calls
+// them for every ebreak, and they look for a uprobe of the current user task; since 6.6
+// riscv's handle_break calls them only for a user-mode ebreak).
 constexpr const char* kEntryOnly[] = {
     "rcu_read_unlock_special",
     "__rcu_irq_enter_check_tick",
+    "uprobe_pre_sstep_notifier",
+    "uprobe_post_sstep_notifier",
 };
 
 }  // namespace

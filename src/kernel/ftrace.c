@@ -29,6 +29,18 @@
 
 #ifdef OKP_FTRACE_ENTRY
 
+/*
+ * How far the ftrace call begins before its record's address. riscv64 since 6.16 (Debian's
+ * 7.x) keeps the call's `auipc t0` in place and patches only the `jalr` after it, which is the
+ * record (ftrace_location() of a function is its entry + 4); okprobes names a site by the
+ * call's first byte, the function's entry, as it does where the record is the whole call.
+ */
+#ifdef MCOUNT_AUIPC_SIZE
+#define OKP_FTRACE_CALL_LEAD MCOUNT_AUIPC_SIZE
+#else
+#define OKP_FTRACE_CALL_LEAD 0
+#endif
+
 static void notrace okp_ftrace_handler(unsigned long ip, unsigned long parent_ip,
 				       struct ftrace_ops *ops, struct ftrace_regs *fregs);
 static void notrace okp_ftrace_ipmodify_handler(unsigned long ip, unsigned long parent_ip,
@@ -83,7 +95,7 @@ static __always_inline void okp_ftrace_hit(unsigned long ip, unsigned long paren
 #ifdef OKP_FTRACE_PARTIAL_REGS
 	okp_ftrace_regs_in(fregs, regs);
 #endif
-	core(ip, (struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state));
+	core(ip - OKP_FTRACE_CALL_LEAD, (struct okp_regs *)regs, this_cpu_ptr(&okp_cpu_state));
 #ifdef OKP_FTRACE_PARTIAL_REGS
 	okp_arch_ftrace_regs_out(regs, fregs);
 #endif
@@ -116,8 +128,17 @@ okp_addr_t okp_ftrace_ipmodify_entry_point(void)
 
 okp_addr_t okp_seam_ftrace_site(okp_addr_t addr)
 {
-	/* ftrace_location() answers for any byte of the call, and maps sym+0 to it. */
-	return okp_ksyms.ftrace_location ? okp_ksyms.ftrace_location(addr) : 0;
+	/* ftrace_location() answers for any byte of the record, and maps sym+0 to it; a byte of
+	 * the call's lead (its auipc) is the byte before the record's. */
+	okp_addr_t rec;
+
+	if (!okp_ksyms.ftrace_location)
+		return 0;
+	rec = okp_ksyms.ftrace_location(addr);
+	if (!rec && OKP_FTRACE_CALL_LEAD)
+		rec = okp_ksyms.ftrace_location_range ?
+			okp_ksyms.ftrace_location_range(addr, addr + OKP_FTRACE_CALL_LEAD) : 0;
+	return rec ? rec - OKP_FTRACE_CALL_LEAD : 0;
 }
 
 /*
@@ -131,8 +152,10 @@ okp_addr_t okp_seam_ftrace_site_in(okp_addr_t addr, unsigned long len)
 
 	if (!len)
 		return 0;
-	if (okp_ksyms.ftrace_location_range)
-		return okp_ksyms.ftrace_location_range(addr, addr + len - 1);
+	if (okp_ksyms.ftrace_location_range) {
+		site = okp_ksyms.ftrace_location_range(addr, addr + len - 1 + OKP_FTRACE_CALL_LEAD);
+		return site ? site - OKP_FTRACE_CALL_LEAD : 0;
+	}
 	for (a = addr; a < addr + len && !site; a++)
 		site = okp_seam_ftrace_site(a);
 	return site;
@@ -150,7 +173,7 @@ int okp_seam_ftrace_arm(okp_addr_t site, int ipmodify)
 	int ret;
 
 	okp_arch_before_text_stop();
-	ret = ftrace_set_filter_ip(ops, site, 0, 0);
+	ret = ftrace_set_filter_ip(ops, site + OKP_FTRACE_CALL_LEAD, 0, 0);
 
 	if (ret) {
 		pr_err("ftrace refused the site %pS: %d\n", (void *)site, ret);
@@ -163,7 +186,7 @@ int okp_seam_ftrace_arm(okp_addr_t site, int ipmodify)
 			       ipmodify ? " (IPMODIFY: livepatch or another tool may own the function)" : "",
 			       ret);
 			okp_ftrace_users[ipmodify]--;
-			ftrace_set_filter_ip(ops, site, 1, 0);
+			ftrace_set_filter_ip(ops, site + OKP_FTRACE_CALL_LEAD, 1, 0);
 		}
 	}
 	return ret;
@@ -177,7 +200,7 @@ void okp_seam_ftrace_disarm(okp_addr_t site, int ipmodify)
 	/* Unregister before emptying the filter: an empty filter means "trace everything". */
 	if (--okp_ftrace_users[ipmodify] == 0)
 		unregister_ftrace_function(ops);
-	ftrace_set_filter_ip(ops, site, 1, 0);
+	ftrace_set_filter_ip(ops, site + OKP_FTRACE_CALL_LEAD, 1, 0);
 }
 
 #else /* neither DYNAMIC_FTRACE_WITH_REGS nor WITH_ARGS */

@@ -32,3 +32,9 @@ void okp_seam_cancel_optimizer(void)
 {
 	cancel_delayed_work_sync(&okp_optimizer_work);
 }
+
+/* No arch refuses every jump but riscv64 on a preemptible kernel (its text_patch.c). */
+const char *__weak okp_seam_jumps_refused(void)
+{
+	return NULL;
+}

@@ -246,7 +246,7 @@ notrace int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 	 */
 	node->ret_addr = f->ri.ret_addr;
 	node->frame = f->ri.frame;
-	okp_arch_rethook_divert(f->ri.frame, okp_ksyms.arch_rethook_trampoline);
+	okp_arch_rethook_divert(regs, f->ri.frame, okp_ksyms.arch_rethook_trampoline);
 	__llist_add(&node->llist, &((struct task_struct *)f->ri.task)->rethooks);
 	/* The pool read again, not kept across the calls above: one load, where keeping it
 	 * would cost a saved register's push and pop. */

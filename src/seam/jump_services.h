@@ -45,6 +45,13 @@ void okp_seam_text_lock(void);
 void okp_seam_text_unlock(void);
 int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, unsigned long len);
 void okp_seam_text_sync(void);
+/*
+ * Why no jump may be written on this kernel at all, or NULL (a static string). riscv64: a
+ * kernel that preempts kernel code (PREEMPT, PREEMPT_LAZY, preempt=full), where its switch
+ * cannot prove no task is stopped inside a region. The optimizer refuses each site with it up
+ * front, so the reason reaches the probe (not a failed switch later).
+ */
+const char *okp_seam_jumps_refused(void);
 /* okp_detour_entry's and okp_detour_post_entry's addresses (the detours' common entries).
  * with_post: the entry for a detour whose copy calls the post entry
  * (okp_detour_entry_with_post), which takes no common-hit shortcut. */

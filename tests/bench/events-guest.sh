@@ -8,7 +8,7 @@
 # framework's jump is in the text), EVB_ROUNDS rounds of: EVB_RUNS runs with no event (none),
 # then EVB_RUNS with the kernel's event, EVB_RUNS with okprobes' (its records in its own buffer
 # only: tracefs_instance 0) and EVB_RUNS with okprobes' copying them to the tracefs instance
-# okprobes too (mirror: tracefs_instance 1, okprobes' default); the order of the three is
+# okprobes too (mirror: tracefs_instance 1; 0 is okprobes' default); the order of the three is
 # reversed every other round. A run is EVB_CALLS calls of the site from the driver's timed loop, the
 # trace cleared before it (so okprobes' per-CPU ring never fills: a full ring drops records,
 # which is cheaper than writing them). Prints
@@ -140,7 +140,7 @@ for mode in $modes; do
 done
 echo 0 > /proc/sys/debug/kprobes-optimization
 echo 0 > /proc/sys/debug/okprobes-optimization
-echo 1 > $d/tracefs_instance
+echo 0 > $d/tracefs_instance
 rmmod okprobes_bench_events || err "rmmod okprobes_bench_events"
 echo "EVB-DONE errors=$errors"
 [ $errors = 0 ]

@@ -276,6 +276,7 @@ extern "C" okp_addr_t okp_seam_detour_post_entry(void) {
 extern "C" int okp_seam_extable_in(okp_addr_t, okp_addr_t, struct okp_extable_entry*, unsigned int) {
   return 0;
 }
+extern "C" const char* okp_seam_jumps_refused(void) { return seam_counters().jumps_refused; }
 extern "C" void okp_seam_defer_optimizer(void) { ++seam_counters().deferred_optimizations; }
 extern "C" void okp_seam_flush_optimizer(void) {
   if (seam_counters().lock_held) ++seam_counters().waits_under_lock;

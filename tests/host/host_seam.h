@@ -29,6 +29,7 @@ struct SeamCounters {
   long pokes_without_text_lock = 0;
   long text_syncs = 0;
   long deferred_optimizations = 0;
+  const char* jumps_refused = nullptr;  // okp_seam_jumps_refused: why no jump may be written
   // okp_seam_tasks_outside: what it answers, how often it was asked, the spans it last got,
   // and whether it was asked with the registry lock held or before the RCU grace period.
   bool tasks_outside = false;

@@ -432,3 +432,21 @@ TEST_F(Optimizer, ANewProbeInsideARegionTakesItBackToItsBreakpoint) {
 }
 
 }  // namespace
+
+// A kernel on which no jump may be written (riscv64 preempting kernel code): each site is
+// refused up front with the kernel's reason, its breakpoint stays, and nothing is queued.
+TEST_F(Optimizer, AKernelThatRefusesEveryJumpGivesItsReasonUpFront) {
+  struct Restore {
+    ~Restore() { seam_counters().jumps_refused = nullptr; }
+  } restore;
+  seam_counters().jumps_refused = "not optimized: this kernel preempts kernel code";
+  okp_kprobe kp = probe("fake_add_one", 0);
+  const okp_addr_t at = fake_function("fake_add_one");
+  ASSERT_EQ(okp_core_register_kprobe(&kp), 0) << kp.okp_reason;
+  okp_core_run_optimizer();
+  EXPECT_FALSE(kp.flags & OKP_KPROBE_FLAG_OPTIMIZED);
+  EXPECT_STREQ(kp.okp_reason, "not optimized: this kernel preempts kernel code");
+  EXPECT_EQ(byte_at(at), 0xcc) << "the breakpoint stays";
+  EXPECT_EQ(seam_counters().text_syncs, 0) << "no jump was planned or written";
+  okp_core_unregister_kprobe(&kp);
+}

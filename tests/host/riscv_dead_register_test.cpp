@@ -479,6 +479,27 @@ TEST(RiscvDetourRegion, BytesThatDoNotDecodeRefuseTheFunction) {
   EXPECT_NE(why.find("the function's bytes at +0xa do not decode"), std::string::npos) << why;
 }
 
+// A CALL_OPS kernel (6.16+) keeps the next function's ftrace_ops pointer in the 8 bytes
+// before it, at the end of this function's extent: data, which refuses nothing.
+TEST(RiscvDetourRegion, TheNextFunctionsFtraceOpsPointerIsNotCode) {
+  std::vector<u8> bytes{
+      0x05, 0x46,  // +0 li a2,1
+      0x89, 0x46,  // +2 li a3,2
+      0x0d, 0x47,  // +4 li a4,3
+      0x91, 0x47,  // +6 li a5,4
+      0x82, 0x80,  // +8 ret
+      0x01, 0x00,  // +a nop (padding to the pointer's alignment)
+      0x01, 0x00, 0x01, 0x00,
+      0x48, 0x3a, 0xe1, 0x81, 0xff, 0xff, 0xff, 0xff,  // +10 &ftrace_nop_ops
+  };
+  FunctionText fn{kFn, bytes.data(), bytes.size()};
+  const auto r = ok(check_detour_region(fn, kFn));
+  EXPECT_EQ(r.count, 4);
+  bytes[0x16] = 0xfe;  // not a kernel address: bytes that do not decode, as before
+  const std::string why = refused(check_detour_region(fn, kFn));
+  EXPECT_NE(why.find("do not decode"), std::string::npos) << why;
+}
+
 TEST(RiscvRegisterUse, VectorLoadsReadTheirStride) {
   // vlse32.v v8,(a0),a1 (strided: a1 is the stride) and fld fa0,8(a0) (the base only)
   EXPECT_EQ(use_of({0x07, 0x64, 0xb5, 0x0a}).reads & x(kA1), x(kA1));

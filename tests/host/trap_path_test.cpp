@@ -165,6 +165,42 @@ TEST(TrapPath, InNmiEarlyReturnIsListedButNotFollowed) {
   EXPECT_EQ(seen.count("raise_softirq_irqoff"), 0u);
 }
 
+// riscv's do_trap_break serves user and kernel ebreaks in one function: its user-mode branch
+// (the return to user mode, the uprobe notifiers' work) is not the trap path of a breakpoint in
+// kernel text, while what its kernel-mode branch calls is.
+TEST(TrapPath, UserModeWorkOfASharedEntryIsNotFollowed) {
+  FakeText t;
+  t.add("do_trap_break", 64);
+  t.add("handle_break", 32);
+  t.add("irqentry_nmi_enter", 32);
+  t.add("exit_to_user_mode_loop", 32);
+  t.add("get_signal", 32);
+  t.add("uprobe_single_step_handler", 32);
+  t.add("uprobe_post_sstep_notifier", 32);
+  t.add("find_active_uprobe_rcu", 32);
+  t.add("force_sig_fault", 32);
+  t.add("send_signal_locked", 32);
+  t.finish();
+  t.branch("handle_break", 8, "force_sig_fault");
+  t.branch("force_sig_fault", 0, "send_signal_locked");
+  t.branch("do_trap_break", 0, "irqentry_nmi_enter");
+  t.branch("do_trap_break", 8, "handle_break");
+  t.branch("do_trap_break", 16, "exit_to_user_mode_loop");
+  t.branch("exit_to_user_mode_loop", 0, "get_signal");
+  t.branch("handle_break", 0, "uprobe_single_step_handler");
+  t.branch("uprobe_single_step_handler", 0, "uprobe_post_sstep_notifier");
+  t.branch("uprobe_post_sstep_notifier", 0, "find_active_uprobe_rcu");
+  auto seen = walk(t, {"do_trap_break"});
+  EXPECT_EQ(seen["handle_break"], "do_trap_break");
+  EXPECT_EQ(seen["irqentry_nmi_enter"], "do_trap_break");
+  EXPECT_EQ(seen.count("exit_to_user_mode_loop"), 0u);
+  EXPECT_EQ(seen.count("get_signal"), 0u);
+  EXPECT_EQ(seen["uprobe_post_sstep_notifier"], "uprobe_single_step_handler");
+  EXPECT_EQ(seen.count("find_active_uprobe_rcu"), 0u);
+  EXPECT_EQ(seen.count("force_sig_fault"), 0u);
+  EXPECT_EQ(seen.count("send_signal_locked"), 0u);
+}
+
 TEST(TrapPath, CompilerSuffixesMatchTheirFunction) {
   EXPECT_TRUE(okp::same_function("_printk.cold", "_printk"));
   EXPECT_TRUE(okp::same_function("__schedule", "__schedule"));

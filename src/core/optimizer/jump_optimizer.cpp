@@ -39,6 +39,7 @@ const char* JumpOptimizer::blocker(Locked, const Site& s) const {
     return "not optimized: optimization off (debug.okprobes-optimization=0)";
   // A post_handler runs from the detour too (its copy calls the post entry).
   if (s.jump.cannot_optimize) return s.jump.not_optimized;
+  if (const char* why = okp_seam_jumps_refused()) return why;
   return nullptr;
 }
 

@@ -5,8 +5,8 @@
  * with O_TRUNC it removes every event, or fails with -EBUSY while one is enabled),
  * kprobe_profile (event, hits, misses), error_log (O_TRUNC clears it), trace (every record,
  * O_TRUNC clears them), trace_pipe (takes records as it reads, blocks while there are none),
- * README (the syntax), tracefs_instance (1: records copied to the tracefs instance okprobes,
- * the default; 0: not) and events/ (event_files.c). Also the module's init and exit of it all.
+ * README (the syntax), tracefs_instance (1: records copied to the tracefs instance okprobes;
+ * 0, the default: not) and events/ (event_files.c). Also the module's init and exit of it all.
  *
  * Locking (events.h): kprobe_events' writes and error_log take okp_events_change_mutex;
  * listings take okp_events_mutex; the trace files only the trace buffer's own locks.
@@ -311,11 +311,12 @@ static const struct file_operations okp_readme_fops = {
 	.llseek = default_llseek,
 };
 
-/* tracefs_instance: 1 while records are copied to the tracefs instance okprobes (the
- * default), 0 to keep them in okprobes' own buffer only (tracefs_instance.c). */
+/* tracefs_instance: 1 while records are copied to the tracefs instance okprobes, 0 (the
+ * default) while they are in okprobes' own buffer only: the instance's okprobes/record enable
+ * file, by another door (tracefs_instance.c). */
 static ssize_t okp_mirror_read(struct file *file, char __user *ubuf, size_t count, loff_t *ppos)
 {
-	char text[2] = { READ_ONCE(okp_tracefs_mirror) ? '1' : '0', '\n' };
+	char text[2] = { okp_tracefs_mirror_on() ? '1' : '0', '\n' };
 
 	return simple_read_from_buffer(ubuf, count, ppos, text, sizeof(text));
 }
@@ -330,8 +331,10 @@ static ssize_t okp_mirror_write(struct file *file, const char __user *ubuf, size
 		pr_info("okprobes: tracefs_instance takes 1 or 0\n");
 		return ret;
 	}
-	WRITE_ONCE(okp_tracefs_mirror, on);
-	return count;
+	mutex_lock(&okp_events_change_mutex);
+	ret = okp_tracefs_mirror_set(on);
+	mutex_unlock(&okp_events_change_mutex);
+	return ret ?: count;
 }
 
 static const struct file_operations okp_mirror_fops = {

@@ -309,19 +309,27 @@ void okp_trace_buffer_retire(struct okp_event_format *format);
 
 /* tracefs_instance.c: the `okprobes` tracefs instance, where the kernel has tracing. Made at
  * the first event's definition (before its probe is registered), destroyed at unload after
- * every probe is unregistered; while the mirror is on (okp_tracefs_mirror, the file
- * tracefs_instance), the hit path copies each record there: binary (instance_event.c), or
- * where the kernel has not taken okprobes' event, its text from the event name on. */
-extern bool okp_tracefs_mirror;
+ * every probe is unregistered; while the copy is on (okprobes/record enabled in the instance,
+ * off by default; the file tracefs_instance), the hit path copies each record there: binary
+ * (instance_event.c), or where the kernel has not taken okprobes' event, its text from the
+ * event name on. */
 void okp_tracefs_instance_get(void);
+/* The file tracefs_instance: whether the copy is on; turn it on or off (change mutex held). */
+bool okp_tracefs_mirror_on(void);
+int okp_tracefs_mirror_set(bool on);
 void okp_tracefs_instance_write(const struct okp_event_record *rec, int len, u64 ts);
 void okp_tracefs_instance_exit(void);
 
 /* instance_event.c: the kernel trace event okprobes/record, whose entries in the instance are
  * binary copies of okprobes' records, printed by okprobes when the instance is read. */
 struct trace_array;
-/* Enable it in tr alone: 0, or why the kernel has it not (the caller copies text instead). */
-int okp_instance_event_enable(struct trace_array *tr);
+/* The instance it writes to (tr alone), enabled there if on: 0, or why the kernel has it not
+ * (the caller copies text instead). */
+int okp_instance_event_attach(struct trace_array *tr, bool on);
+/* Enable or disable it in that instance, as its enable file does. */
+int okp_instance_event_set(bool on);
+/* Whether it is enabled there (by anyone: okprobes, the enable file, trace-cmd). */
+bool okp_instance_event_on(void);
 /* Disable it (unload, before tr is destroyed). */
 void okp_instance_event_disable(struct trace_array *tr);
 /* At a hit: copy the record into tr's buffer, if the event is enabled there. */

@@ -13,8 +13,10 @@
  * after okprobes' exit, as it does TRACE_EVENT()s. It is not a tracepoint: its class's reg
  * callback is told when the event is enabled in an instance, and hands the hit path the
  * trace_event_file of okprobes' instance (no other's: enabling it elsewhere writes nothing).
+ * okprobes leaves it off there until asked (tracefs_instance.c: its file tracefs_instance,
+ * the instance's enable file, trace-cmd all enable the same event).
  * The kernel refuses the events of a module with a "bad taint" (forced load and the like);
- * then okp_instance_event_enable() fails and the instance gets text, as before.
+ * then okp_instance_event_attach() fails and the instance gets text, as before.
  *
  * An entry is the kernel's common fields, the record's format id and length, and the record
  * as okprobes' buffer holds it. The record names its format by pointer, which an entry may
@@ -158,24 +160,38 @@ static struct trace_event_call okp_instance_event_call = {
 static struct trace_event_call __used __section("_ftrace_events") *okp_instance_event_ptr =
 	&okp_instance_event_call;
 
-int okp_instance_event_enable(struct trace_array *tr)
+int okp_instance_event_attach(struct trace_array *tr, bool on)
 {
 	int ret;
 
 	okp_event_tr = tr;
 	/* off first: in an instance someone made before okprobes, it may be on already (its
-	 * file never handed to okprobes) */
+	 * file never handed to okprobes); then on, which tells whether the kernel took the
+	 * event at all (its reg callback hands over the file), and off again unless wanted */
 	trace_array_set_clr_event(tr, OKP_INSTANCE_EVENT_SYSTEM, OKP_INSTANCE_EVENT_NAME, false);
 	ret = trace_array_set_clr_event(tr, OKP_INSTANCE_EVENT_SYSTEM, OKP_INSTANCE_EVENT_NAME,
 					true);
 	if (!ret && !READ_ONCE(okp_event_file))
 		ret = -ENOENT;
-	if (ret) {
+	if (ret || !on)
 		trace_array_set_clr_event(tr, OKP_INSTANCE_EVENT_SYSTEM, OKP_INSTANCE_EVENT_NAME,
 					  false);
+	if (ret)
 		okp_event_tr = NULL;
-	}
 	return ret;
+}
+
+int okp_instance_event_set(bool on)
+{
+	if (!okp_event_tr)
+		return -ENODEV;
+	return trace_array_set_clr_event(okp_event_tr, OKP_INSTANCE_EVENT_SYSTEM,
+					 OKP_INSTANCE_EVENT_NAME, on);
+}
+
+bool okp_instance_event_on(void)
+{
+	return READ_ONCE(okp_event_file);
 }
 
 void okp_instance_event_disable(struct trace_array *tr)
@@ -207,9 +223,19 @@ NOKPROBE_SYMBOL(okp_instance_event_write);
 
 #else /* !CONFIG_EVENT_TRACING */
 
-int okp_instance_event_enable(struct trace_array *tr)
+int okp_instance_event_attach(struct trace_array *tr, bool on)
 {
 	return -EOPNOTSUPP;
+}
+
+int okp_instance_event_set(bool on)
+{
+	return -ENODEV;
+}
+
+bool okp_instance_event_on(void)
+{
+	return false;
 }
 
 void okp_instance_event_disable(struct trace_array *tr)

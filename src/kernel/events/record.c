@@ -66,9 +66,8 @@ static void okp_event_write_record(struct okp_event_probe *probe, struct pt_regs
 						  &rec->nstored);
 	/* Written under this CPU's ring lock: a hit locked out of it (an NMI on top of this
 	 * CPU's writer) is in neither buffer; one okprobes' full ring drops is still in the
-	 * instance, which overwrites its oldest instead */
-	if (READ_ONCE(okp_tracefs_mirror))
-		okp_tracefs_instance_write(rec, len, ts);
+	 * instance, which overwrites its oldest instead; a copy only while it is on there */
+	okp_tracefs_instance_write(rec, len, ts);
 	okp_trace_buffer_commit(len, irq_flags);
 }
 NOKPROBE_SYMBOL(okp_event_write_record);

@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The `okprobes` tracefs instance (/sys/kernel/tracing/instances/okprobes/): where the kernel
- * has tracing (CONFIG_TRACING), while the mirror is on (okp_tracefs_mirror: the file
- * tracefs_instance, on by default) every record an event writes to okprobes' own buffer is
- * also written there, so trace-cmd and the other readers of tracefs see the records too. The
- * copy is binary, an entry of okprobes' kernel trace event okprobes/record (instance_event.c)
- * printed by okprobes when the instance is read, as the kernel's kprobe events are: printing
+ * has tracing (CONFIG_TRACING), while the copy is on, every record an event writes to
+ * okprobes' own buffer is also written there, so trace-cmd and the other readers of tracefs
+ * see the records too. The copy is on while okprobes' event okprobes/record is enabled in the
+ * instance, as any kernel event records into an instance only while enabled there: by its
+ * enable file, by `trace-cmd record|start -B okprobes -e okprobes`, or by okprobes' file
+ * tracefs_instance, which writes that enable file and reads it back. It is off by default:
+ * a copy is a second ring write per hit, which a user reading okprobes' own trace does not
+ * need, and a trace-cmd user names the events to record anyway. The copy is binary, an entry
+ * of okprobes' kernel trace event okprobes/record (instance_event.c), printed by okprobes
+ * when the instance is read, as the kernel's kprobe events are: printing
  * at the hit was what the copy cost beyond the kernel's own kprobe event. Where the kernel has
  * not taken that event (a module with a bad taint gets none), the copy is text printed at the
  * hit from the binary record (record_text.c), written with __trace_array_puts() (a copy into
  * the kernel's ring buffer; trace_array_printk(), which formats the text once more, where the
  * kernel has no __trace_array_puts): the kernel's printk-style entries (the ftrace "print"
  * event: the probed address's symbol, then okprobes' text from the event name on), the same
- * lines.
+ * lines; there tracefs_instance alone switches the copy (okp_tracefs_mirror).
  *
  * The instance is made when the first event is defined, not at okprobes' load: it costs the
  * kernel's default ring buffer size on every CPU, which a user of okprobes' C API alone should
@@ -29,8 +34,8 @@
  * instance a reader still holds open cannot be destroyed (EBUSY): it is left, with no
  * reference of okprobes', for rmdir to remove.
  *
- * Locking: okp_tracefs_instance_get() runs under okp_events_change_mutex; the hit path reads
- * the pointer without a lock.
+ * Locking: okp_tracefs_instance_get() and the switch run under okp_events_change_mutex; the
+ * hit path reads the pointer without a lock.
  */
 #include <linux/kprobes.h>
 #include <linux/trace.h>
@@ -44,7 +49,8 @@ static struct trace_array *okp_instance;
 /* Its copies are text printed at the hit: the kernel did not take okprobes' event. */
 static bool okp_instance_text;
 static bool okp_instance_tried;
-bool okp_tracefs_mirror = true;
+/* The copy wanted: before the instance is made, and for the text copies. */
+static bool okp_tracefs_mirror;
 
 void okp_tracefs_instance_get(void)
 {
@@ -67,7 +73,7 @@ void okp_tracefs_instance_get(void)
 			OKP_TRACEFS_INSTANCE);
 		return;
 	}
-	ret = okp_instance_event_enable(tr);
+	ret = okp_instance_event_attach(tr, okp_tracefs_mirror);
 	if (!ret)
 		goto publish;
 	pr_warn("okprobes: tracefs instance %s: the kernel has no event okprobes/record (%d): its copies of the records are printed at each hit\n",
@@ -98,6 +104,8 @@ void okp_tracefs_instance_write(const struct okp_event_record *rec, int len, u64
 		okp_instance_event_write(rec, len);
 		return;
 	}
+	if (!READ_ONCE(okp_tracefs_mirror))
+		return;
 	text = okp_trace_buffer_text_scratch();
 	text_len = okp_event_record_text(rec, len, ts, true, text, OKP_TRACE_RECORD_MAX);
 #ifdef trace_array_puts
@@ -108,6 +116,30 @@ void okp_tracefs_instance_write(const struct okp_event_record *rec, int len, u64
 }
 NOKPROBE_SYMBOL(okp_tracefs_instance_write);
 
+bool okp_tracefs_mirror_on(void)
+{
+	if (READ_ONCE(okp_instance) && !okp_instance_text)
+		return okp_instance_event_on();
+	return READ_ONCE(okp_tracefs_mirror);
+}
+
+int okp_tracefs_mirror_set(bool on)
+{
+	int ret;
+
+	lockdep_assert_held(&okp_events_change_mutex);
+	if (okp_instance && !okp_instance_text) {
+		ret = okp_instance_event_set(on);
+		if (ret) {
+			pr_info("okprobes: tracefs_instance: the instance's okprobes/record refused %s (%d)\n",
+				on ? "enabling" : "disabling", ret);
+			return ret;
+		}
+	}
+	WRITE_ONCE(okp_tracefs_mirror, on);
+	return 0;
+}
+
 void okp_tracefs_instance_exit(void)
 {
 	struct trace_array *tr = okp_instance;
@@ -115,6 +147,7 @@ void okp_tracefs_instance_exit(void)
 
 	okp_instance_tried = false;
 	okp_instance_text = false;
+	okp_tracefs_mirror = false;
 	if (!tr)
 		return;
 	WRITE_ONCE(okp_instance, NULL);

@@ -71,7 +71,9 @@ OKP_BRV_END(step_c)
  * it): the cheapest breakpoint a module can be reached by on riscv64, the floor under every
  * okprobes hit. Returns x + 1. Only ever called while that notifier is registered: without it
  * this ebreak is a kernel BUG.
+ * (.balign before .option norvc: under norvc gas 2.40 does not pad 2 bytes to align)
  */
+	.balign 4
 	.option push
 	.option norvc
 OKP_BRV_FUNC(die_entry)
@@ -80,4 +82,47 @@ OKP_BRV_INSN(die_entry)
 	addi	a0, a0, 1
 	ret
 OKP_BRV_END(die_entry)
+	.option pop
+
+/*
+ * detour (jump=1): `slli a1, a1, 1` one instruction into the function (kallsyms sees it
+ * inside okp_brv_detour, as any mid-function instruction), the probe okprobes
+ * makes a jump into a detour (the region: slli and addi, 8 bytes, t0 dead throughout) and the
+ * kernel an ebreak, stepped from a slot. Returns 2x + 1.
+ */
+	.balign 4
+	.option push
+	.option norvc
+OKP_BRV_FUNC(detour)
+	mv	a1, a0
+	slli	a1, a1, 1		/* the probe, okp_brv_detour + 4: no symbol of its own */
+	addi	a0, a1, 1
+	ret
+OKP_BRV_END(detour)
+
+/*
+ * Registration until armed (jump=1): OKP_BRV_OFNS copies of okp_brv_detour, okp_brv_ofn_<i>,
+ * each its own symbol (okprobes reads the function around a jump from kallsyms), 16 bytes
+ * apart from okp_brv_ofn_0 (no other symbol there: kallsyms' function around a probe must be
+ * its okp_brv_ofn_<i>); each is probed at its slli (+4).
+ */
+.macro OKP_BRV_OFN i
+	.globl okp_brv_ofn_\i
+	.type okp_brv_ofn_\i, @function
+	.balign 16
+okp_brv_ofn_\i:
+	mv	a1, a0
+	slli	a1, a1, 1
+	addi	a0, a1, 1
+	ret
+	.size okp_brv_ofn_\i, . - okp_brv_ofn_\i
+.endm
+
+	.altmacro
+	.set .Lokp_brv_ofn_index, 0
+	.rept 64		/* OKP_BRV_OFNS in okp_bench_riscv.c */
+	OKP_BRV_OFN %.Lokp_brv_ofn_index
+	.set .Lokp_brv_ofn_index, .Lokp_brv_ofn_index + 1
+	.endr
+	.noaltmacro
 	.option pop

@@ -1,9 +1,10 @@
 # Guest script (busybox sh, riscv64): jump probes (issue 28) end to end. A probe becomes an
 # auipc/jalr pair through a dead register (or a jal) into a detour: on okp_target's
 # okp_target_opt (module text: handlers see a0, the function computes the same, post handlers
-# run, unregistering restores it) and mid-function in vfs_read (vmlinux text). Needs
-# /okp/okp_target.ko and the samples (not loaded). Appended to stress_riscv.sh in make check
-# (the same 4-vCPU boot; it continues the numbering). CHURN_CYCLES: the last part's cycles.
+# run, unregistering restores it), a pre handler's pc change through a detour, and
+# mid-function in vfs_read (vmlinux text). Needs /okp/okp_target.ko,
+# /okp/okp_detour_redirect.ko, /okp/okp_kk.ko and the samples (not loaded). Appended to stress_riscv.sh in make
+# check (the same 4-vCPU boot; it continues the numbering). CHURN_CYCLES: the last part's cycles.
 # Prints TAP lines; exits non-zero if any check failed.
 . /okp/tap.sh	# n, failed, check, is, gt
 d=/sys/kernel/debug/okprobes
@@ -94,6 +95,53 @@ else
   grep '^okp_target_second' $d/refused | sed 's/^/# refused: /'
   check "without KGDB a probe where no jump fits is refused with both reasons" \
     grep -q "^okp_target_second+0x0	-95	no breakpoint on this kernel, and no jump: not optimized: the [48] bytes of the jump" $d/refused
+fi
+
+# 1d. A pre handler that changes the pc through a detour (the entry's sret way out):
+#    okp_detour_redirect's init probes its own function one instruction in, waits for the jump,
+#    and redirects to another function and past the region (tests/vm/modules/
+#    detour_redirect_riscv.c: the results prove the new pc ran and the displaced instructions
+#    did not).
+insmod /okp/okp_detour_redirect.ko
+dmesg | grep 'OKP-DREDIR' | sed 's/^/# /'
+check "a pre handler's new pc through a detour: another function, past the region, no redirect" \
+  sh -c "dmesg | grep -q 'OKP-DREDIR: PASS' && ! dmesg | grep -q 'OKP-DREDIR: FAIL'"
+rmmod okp_detour_redirect
+
+# 1e. The kernel's own kprobes beside a jump (okp_kk: register_kprobe() at symbol+offset, its
+#    result in /sys/module/okp_kk/parameters; kprobe events refuse asm functions without an
+#    ftrace site): they would accept okprobes' auipc, jalr or jal (they simulate them) and
+#    write an ebreak over it, so okprobes keeps them off the jump's bytes
+#    (arch/riscv/kernel_walk.cpp) while it stands; and a kernel kprobe already inside a region
+#    keeps okprobes from jumping over it.
+kk=/sys/module/okp_kk/parameters
+if [ -f /okp/okp_kk.ko ] && grep -q ' register_kprobe$' /proc/kallsyms; then
+  insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=0
+  sleep 1
+  check "kernel kprobes: okprobes' probe on okp_target_opt+0 is a jump" \
+    grep -Eq ' okp_target_opt\+0x0 .*\[OPTIMIZED\]' $d/list
+  insmod /okp/okp_kk.ko symbol=okp_target_opt offset=0
+  check "the kernel's register_kprobe() refuses okprobes' jump at okp_target_opt+0 (-EINVAL)" \
+    is "$(cat $kk/result)" -22
+  rmmod okp_kk
+  rmmod okprobe_example
+  insmod /okp/okp_kk.ko symbol=okp_target_opt offset=0
+  check "unregistered: the kernel's kprobe on okp_target_opt+0 registers (the fence is gone)" \
+    is "$(cat $kk/result)" 0
+  rmmod okp_kk
+  # The reverse: the kernel's kprobe at +2 (c.slli, inside any region from +0) first.
+  insmod /okp/okp_kk.ko symbol=okp_target_opt offset=2
+  insmod /okp/okprobe_example.ko symbol=okp_target_opt offset=0 post=0 2>/dev/null
+  sleep 1
+  { grep ' okp_target_opt+' $d/list; grep '^okp_target_opt+' $d/refused; } | sed 's/^/# /'
+  check "a kernel kprobe inside the region keeps okprobes' probe from becoming a jump" \
+    sh -c "[ \$(cat $kk/result) = 0 ] && ! grep -q ' okp_target_opt+0x0 .*OPTIMIZED' $d/list && \
+           { grep ' okp_target_opt+0x0 ' $d/list; grep '^okp_target_opt+0x0' $d/refused; } | grep -q 'kernel kprobe'"
+  echo 2 > $t/call_opt
+  check "the function computes the same beside it, the kernel's kprobe hit: (21 + 1) * 2 + 3" \
+    sh -c "[ \$(cat $t/call_opt) = 47 ] && [ \$(cat $kk/hits) -ge 2 ]"
+  rmmod okprobe_example 2>/dev/null
+  rmmod okp_kk
 fi
 
 # 2. Mid-function in vmlinux: the first boundary of vfs_read from +0x20 that becomes a jump.

@@ -333,6 +333,13 @@ own_records() { grep -v '^#' $d/trace | sed -n 's/^ *[^ ]*-\([0-9]*\) *\[\([0-9]
 inst_records() { grep -v '^#' $inst/trace | sed -n 's/^ *[^ ]*-\([0-9]*\) *\[\([0-9]*\)\] [^ ]* *[0-9]*\.[0-9]*: [^ ]*: /\1 \2 /p' | sort; }
 if [ -d $t/instances ]; then
   check "the tracefs instance okprobes exists (made at the first event)" [ -f $inst/trace ]
+  # The copy is okprobes' kernel trace event okprobes/record (binary, printed when read),
+  # off by default; tracefs_instance and the instance's enable file are one switch.
+  check "tracefs_instance says 0 (the default): okprobes/record is off in the instance" \
+    sh -c "[ \$(cat $d/tracefs_instance) = 0 ] && [ \$(cat $inst/events/okprobes/record/enable) = 0 ]"
+  echo 1 > $d/tracefs_instance
+  check "tracefs_instance 1 enables okprobes/record in the instance, not at the top level" \
+    sh -c "[ \$(cat $d/tracefs_instance) = 1 ] && [ \$(cat $inst/events/okprobes/record/enable) = 1 ] && [ \$(cat $t/events/okprobes/record/enable) = 0 ]"
   echo > $d/trace; echo > $inst/trace
   define "p:okp/inst okp_target_read magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8"
   define "r:okp/instret okp_target_read ret=\$retval:s64"
@@ -350,30 +357,28 @@ if [ -d $t/instances ]; then
   check "the instance's tracing_on 0 keeps the records out of it, not out of okprobes' trace" \
     sh -c "[ \$(grep -c ' inst: ' $d/trace) = 4 ] && [ \$(grep -c ' inst: ' $inst/trace) = 3 ]"
   echo 1 > $inst/tracing_on
-  check "tracefs_instance says 1: records are copied to the instance (the default)" is "$(cat $d/tracefs_instance)" 1
   echo 0 > $d/tracefs_instance
   echo 1 > $d/events/okp/inst/enable; echo 1 > $call_read; echo 0 > $d/events/okp/inst/enable
-  echo 1 > $d/tracefs_instance
-  check "tracefs_instance 0 keeps the records out of the instance, not out of okprobes' trace" \
-    sh -c "[ \$(grep -c ' inst: ' $d/trace) = 5 ] && [ \$(grep -c ' inst: ' $inst/trace) = 3 ]"
-  check "tracefs_instance refuses what is not 0 or 1" sh -c "! echo x > $d/tracefs_instance && [ \$(cat $d/tracefs_instance) = 1 ]"
-  # The copies are binary (okprobes' kernel trace event okprobes/record, printed when read):
-  # on in the instance alone, and it decides there as any event's enable file does.
-  check "the copies are the event okprobes/record, on in the instance, not at the top level" \
-    sh -c "[ \$(cat $inst/events/okprobes/record/enable) = 1 ] && [ \$(cat $t/events/okprobes/record/enable) = 0 ]"
+  check "tracefs_instance 0 disables okprobes/record there: records out of the instance, not out of okprobes' trace" \
+    sh -c "[ \$(cat $inst/events/okprobes/record/enable) = 0 ] && [ \$(grep -c ' inst: ' $d/trace) = 5 ] && [ \$(grep -c ' inst: ' $inst/trace) = 3 ]"
+  check "tracefs_instance refuses what is not 0 or 1" sh -c "! echo x > $d/tracefs_instance && [ \$(cat $d/tracefs_instance) = 0 ]"
+  # What trace-cmd does (record|start -B okprobes -e okprobes): the instance's enable file.
+  echo 1 > $inst/events/okprobes/record/enable
+  echo 1 > $d/events/okp/inst/enable; echo 1 > $call_read; echo 0 > $d/events/okp/inst/enable
+  check "the instance's okprobes/record enable 1 turns the copy on: tracefs_instance says 1, the record is copied" \
+    sh -c "[ \$(cat $d/tracefs_instance) = 1 ] && [ \$(grep -c ' inst: ' $d/trace) = 6 ] && [ \$(grep -c ' inst: ' $inst/trace) = 4 ]"
   echo 0 > $inst/events/okprobes/record/enable
   echo 1 > $d/events/okp/inst/enable; echo 1 > $call_read; echo 0 > $d/events/okp/inst/enable
-  echo 1 > $inst/events/okprobes/record/enable
-  check "the instance's okprobes/record 0 keeps the records out of it, not out of okprobes' trace" \
-    sh -c "[ \$(grep -c ' inst: ' $d/trace) = 6 ] && [ \$(grep -c ' inst: ' $inst/trace) = 3 ]"
+  check "... and 0 there off: tracefs_instance says 0, the record is in okprobes' trace only" \
+    sh -c "[ \$(cat $d/tracefs_instance) = 0 ] && [ \$(grep -c ' inst: ' $d/trace) = 7 ] && [ \$(grep -c ' inst: ' $inst/trace) = 4 ]"
   check "the instance cannot be removed while okprobes holds it" sh -c "! rmdir $inst && [ -f $inst/trace ]"
   echo '-:okp/inst' >> $ke; echo '-:okp/instret' >> $ke
-  check "... and it keeps the records of removed events" is "$(inst_records | grep -c ' inst: ')" 3
+  check "... and it keeps the records of removed events" is "$(inst_records | grep -c ' inst: ')" 4
   # A removed event's format lives while okprobes' trace holds a record of it; the instance's
   # copies may outlive it (the kernel's ring keeps what okprobes' drops), and then say so.
   echo > $d/trace
   check "... printed as an event okprobes no longer has once okprobes' trace is cleared" \
-    is "$(grep -c ': okprobes: a record of an event okprobes no longer has$' $inst/trace)" 6
+    is "$(grep -c ': okprobes: a record of an event okprobes no longer has$' $inst/trace)" 7
   echo > $inst/trace
 else
   n=$((n + 1)); echo "ok $n - the tracefs instance okprobes # SKIP no tracefs instances here (no CONFIG_TRACING, or tracefs not mountable)"

@@ -80,6 +80,7 @@ mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null  # standalone: events.sh 
 inst=/sys/kernel/tracing/instances/okprobes
 if [ -d $inst ]; then
   echo 'p:race/held okp_target_fn x=%di:u64' >> $d/kprobe_events
+  echo 1 > $d/tracefs_instance  # the copy is off by default
   echo 1 > $d/events/race/held/enable; echo 3 > $call
   check "instance held: okprobes' copies are in the instance" sh -c "[ \$(grep -c ' held: ' $inst/trace) = 3 ]"
   exec 3< $inst/trace

@@ -1,19 +1,46 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Return probes on the kernel's rethook (src/kernel/rethook.c): not on this arch, so its return
- * probes use okprobes' own stubs (debugfs return_probes gives OKP_ARCH_RETHOOK_WHY_NOT).
- * Why: riscv64 has a rethook (6.12), but its unwinder recovers only the function graph tracer's
- * return addresses, not rethook's: a stack trace through the kernel's own kretprobes stops at
- * the trampoline too. Rethook would cost its trampoline and give nothing the stubs lack.
- * An arch that plugs in defines OKP_ARCH_RETHOOK_FRAME 1 and okp_arch_rethook_frame(),
- * okp_arch_rethook_return_address() and okp_arch_rethook_divert() (see x86's).
+ * Return probes on the kernel's rethook (src/kernel/rethook.c), riscv64's part, where the kernel
+ * has one (6.12: HAVE_RETHOOK; the 6.1 test kernels have none and keep okprobes' stubs). At a
+ * function's entry (okprobes' ebreak, ftrace or detour entry) ra holds the return address and
+ * s0 the caller's frame pointer, which the callee restores before it returns: the kernel's
+ * arch_rethook_prepare() keys the frame by s0, and its trampoline looks the node up by the s0
+ * it returns with. The address goes into the node and the kernel's trampoline into ra, which
+ * every okprobes entry writes back from pt_regs (the detour from its frame, see
+ * detour_entry.S).
+ *
+ * What it gains over the stubs: no global cap (a probe's instances are its own rethook's nodes),
+ * and the frames are on the task's rethook list as the kernel's own return probes' are. What
+ * it does not: riscv64's unwinder recovers only the function graph tracer's return addresses,
+ * not rethook's, so a stack trace through such a frame stops at the kernel's trampoline, as it
+ * does through the kernel's own kretprobes there.
  */
 #ifndef OKP_RETHOOK_FRAME_H
 #define OKP_RETHOOK_FRAME_H
 
 /* Return probes through the kernel's kretprobe trampoline (kretprobe_route.c): not here. */
 #define OKP_KRETPROBE_ROUTE 0
-#define OKP_ARCH_RETHOOK_FRAME 0
-#define OKP_ARCH_RETHOOK_WHY_NOT "riscv64's unwinder recovers no rethook frames, so rethook gains nothing over the stubs"
+#define OKP_ARCH_RETHOOK_FRAME 1
+
+#ifdef CONFIG_RETHOOK
+#include <linux/ptrace.h>
+
+static __always_inline unsigned long okp_arch_rethook_return_address(struct pt_regs *regs)
+{
+	return regs->ra;
+}
+
+static __always_inline unsigned long okp_arch_rethook_frame(struct pt_regs *regs)
+{
+	return regs->s0;
+}
+
+/* The frame returns to trampoline: the entry writes ra back from pt_regs. */
+static __always_inline void okp_arch_rethook_divert(struct pt_regs *regs, unsigned long frame,
+						    unsigned long trampoline)
+{
+	regs->ra = trampoline;
+}
+#endif
 
 #endif /* OKP_RETHOOK_FRAME_H */

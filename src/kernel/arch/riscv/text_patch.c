@@ -164,12 +164,21 @@ static int okp_switch_stopped_cb(void *arg)
 	return 0;
 }
 
-/* Whether a jump may be written at all (both ways must be). */
+#define OKP_PREEMPTIBLE_WHY "not optimized: this kernel preempts kernel code, so a task may be " \
+			    "stopped inside a region (riscv64 proves that only without preemption)"
+
+/* The optimizer asks before it plans a site (seam/jump_services.h). */
+const char *okp_seam_jumps_refused(void)
+{
+	return preempt_model_preemptible() ? OKP_PREEMPTIBLE_WHY : NULL;
+}
+
+/* Whether a jump may be written at all (both ways must be): the optimizer asked first, this
+ * holds if the preemption model changed since. */
 static int okp_jump_switch_allowed(void)
 {
 	if (preempt_model_preemptible()) {
-		pr_warn_once("jump probes: this kernel preempts kernel code, so a task may be "
-			     "stopped inside a region: no jump is written\n");
+		pr_warn_once("jump probes: %s\n", OKP_PREEMPTIBLE_WHY);
 		return -EBUSY;
 	}
 	return okp_riscv_patch_text_nosync ? 0 : -EOPNOTSUPP;

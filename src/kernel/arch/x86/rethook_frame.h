@@ -28,8 +28,9 @@ static __always_inline unsigned long okp_arch_rethook_frame(struct pt_regs *regs
 	return regs->sp;
 }
 
-/* The frame's return goes to trampoline: its stack slot now holds it. */
-static __always_inline void okp_arch_rethook_divert(unsigned long frame, unsigned long trampoline)
+/* The frame's return goes to trampoline: its stack slot (frame) now holds it. */
+static __always_inline void okp_arch_rethook_divert(struct pt_regs *regs, unsigned long frame,
+						    unsigned long trampoline)
 {
 	*(unsigned long *)frame = trampoline;
 }
