@@ -217,12 +217,15 @@ unsigned long okp_kretprobe_find_ret_addr(void *task, unsigned long addr);
  * count too, while their probe is registered. */
 unsigned long okp_return_stubs_in_use(void);
 /*
- * okprobes addition: NULL when return probes registered now go through the kernel's rethook
- * (CONFIG_RETHOOK, x86-64: stack traces through a probed frame show the real callers, as for
- * the kernel's kretprobes), else why they use okprobes' own return stubs. debugfs
- * return_probes says the same.
+ * okprobes addition: NULL when return probes registered now go through the kernel (its
+ * rethook: CONFIG_RETHOOK, x86-64; or its kretprobe trampoline: arm64 with CONFIG_KRETPROBES),
+ * where stack traces through a probed frame show the real callers, as for the kernel's
+ * kretprobes; else why they use okprobes' own return stubs. debugfs return_probes says the same.
  */
 const char *okp_return_stubs_reason(void);
+/* okprobes addition: how return probes registered now return: "rethook", "kretprobe" (both
+ * the kernel's) or "stubs" (okprobes' own), as debugfs list's return= says. */
+const char *okp_return_route(void);
 /* okprobes addition, for tests (the sysctl debug.okprobes-return-stubs): return probes
  * registered after on=1 use okprobes' stubs. Answers the previous setting. */
 int okp_test_force_return_stubs(int on);

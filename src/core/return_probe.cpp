@@ -145,8 +145,12 @@ ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 ninstances) {
 }
 
 void free_pool(ReturnPool* pool) {
-  if (pool && pool->head.rethook) okp_seam_free(pool);
-  else okp_seam_free_large(pool);
+  if (pool && pool->head.rethook) {
+    okp_seam_rethook_release(pool->head.rethook);
+    okp_seam_free(pool);
+  } else {
+    okp_seam_free_large(pool);
+  }
 }
 
 // A pool of `want` rethook nodes: the kernel holds the instances, no stub is taken.
@@ -259,7 +263,7 @@ void describe_return_probe(const okp_kretprobe* rp, char* buf, usize len) {
                   rp->peak, pool_empty, reentry, rp->nmissed_by[OKP_RP_MISS_DISABLED], no_stub,
                   rp->nreclaimed, pool_empty ? " advice=\"raise maxactive\"" : "",
                   no_stub ? " advice=\"all return stubs were in use\"" : "",
-                  pool && pool->head.rethook ? "rethook" : "stubs");
+                  pool && pool->head.rethook ? okp_seam_kernel_return_route() : "stubs");
 }
 
 }  // namespace okp

@@ -173,6 +173,12 @@ const char *okp_return_stubs_reason(void)
 }
 EXPORT_SYMBOL_GPL(okp_return_stubs_reason);
 
+const char *okp_return_route(void)
+{
+	return okp_seam_rethook_unusable() ? "stubs" : okp_seam_kernel_return_route();
+}
+EXPORT_SYMBOL_GPL(okp_return_route);
+
 /* okprobes addition for tests, as the sysctl debug.okprobes-return-stubs: return probes
  * registered after on=1 use okprobes' stubs. Answers the previous setting. */
 int okp_test_force_return_stubs(int on)

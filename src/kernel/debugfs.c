@@ -10,6 +10,7 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/seq_file.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "okp_glue.h"
@@ -50,6 +51,8 @@ static int okp_return_probes_show(struct seq_file *m, void *v)
 
 	if (why_stubs)
 		seq_printf(m, "stubs: %s\n", why_stubs);
+	else if (!strcmp(okp_seam_kernel_return_route(), "kretprobe"))
+		seq_puts(m, "kretprobe: the kernel's kretprobe trampoline; its unwinder shows the real callers\n");
 	else
 		seq_puts(m, "rethook: the kernel's rethook; its unwinders show the real callers\n");
 	return 0;

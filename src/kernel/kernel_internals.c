@@ -50,6 +50,12 @@ static const struct okp_ksym_want okp_wanted[] = {
 #endif
 	WANT_DATA(arch_rethook_trampoline),
 #endif
+#if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+	WANT_DATA(__kretprobe_trampoline),
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	WANT_FN(kretprobe_fini_pool),
+#endif
+#endif
 	WANT_DATA(text_mutex),
 	WANT_DATA(kprobe_table),
 	WANT_DATA(kprobe_blacklist),

@@ -70,6 +70,11 @@ struct okp_ksyms {
 	void *rethook_alloc, *rethook_free, *rethook_try_get, *rethook_hook, *rethook_recycle;
 	void *rethook_add_node;	/* before 6.7 (objpool): nodes are added one by one */
 	unsigned long arch_rethook_trampoline;
+	/* The kernel's kretprobe trampoline, where okprobes' return probes use it (no rethook,
+	 * CONFIG_KRETPROBES: kretprobe_route.c), and (6.7+) the release of a kretprobe's
+	 * objpool, which the kernel calls after okprobes may be gone. */
+	unsigned long __kretprobe_trampoline;
+	void *kretprobe_fini_pool;
 };
 extern struct okp_ksyms okp_ksyms;
 
@@ -174,7 +179,13 @@ void okp_return_exit(void);
 extern int okp_force_return_stubs;
 /* rethook.c: decides, at load, whether return probes go through the kernel's rethook. */
 void okp_rethook_init(void);
-/* The kernel's rethook trampoline where okprobes' return probes use it, else 0. */
+/* kretprobe_route.c, where it serves: NULL when return probes can go through the kernel's
+ * kretprobe trampoline, else why not. */
+const char *okp_kretprobe_route_init(void);
+/* NULL, or why the route is switched off now (okprobes.kretprobe_route=0). */
+const char *okp_kretprobe_route_off(void);
+/* The kernel's trampoline (rethook's, or kretprobes') where okprobes' return probes use it,
+ * else 0. */
 unsigned long okp_rethook_trampoline(void);
 /* The rethook handler: a root of the trap path, as the return stubs' handler is. */
 okp_addr_t okp_rethook_entry_point(void);

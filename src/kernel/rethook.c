@@ -281,13 +281,29 @@ unsigned long okp_rethook_trampoline(void)
 	return okp_rethook_reason ? 0 : okp_ksyms.arch_rethook_trampoline;
 }
 
-#else /* no rethook */
+void okp_seam_rethook_release(void *rh)
+{
+	/* rethook_free() left the rest to the kernel */
+}
+
+#elif OKP_KRETPROBE_ROUTE /* kretprobe_route.c serves the seam */
+#define OKP_ROUTE_SWITCH okp_kretprobe_route_off
+
+void okp_rethook_init(void)
+{
+	okp_rethook_reason = okp_kretprobe_route_init();
+	if (okp_rethook_reason)
+		pr_info("return probes use okprobes' stubs: %s\n", okp_rethook_reason);
+}
+
+#else /* neither */
 
 void *okp_seam_rethook_create(void *data, unsigned int num, unsigned long instance_size)
 {
 	return NULL;
 }
 void okp_seam_rethook_free(void *rh) {}
+void okp_seam_rethook_release(void *rh) {}
 int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 {
 	return 0;	/* never registered: okp_seam_rethook_unusable() says why */
@@ -307,7 +323,9 @@ unsigned long okp_rethook_trampoline(void)
 
 void okp_rethook_init(void)
 {
-#ifndef CONFIG_RETHOOK
+#if defined(OKP_KRETPROBE_WHY_NOT)
+	okp_rethook_reason = OKP_KRETPROBE_WHY_NOT;
+#elif !defined(CONFIG_RETHOOK)
 	okp_rethook_reason = "the kernel has no rethook (CONFIG_RETHOOK is off)";
 #else
 	okp_rethook_reason = OKP_ARCH_RETHOOK_WHY_NOT;
@@ -316,11 +334,22 @@ void okp_rethook_init(void)
 
 #endif
 
-/* NULL when return probes go through the kernel's rethook, else why not (a static string).
+/* Which of the kernel's return routes okp_seam_rethook_create() builds on, when one is used. */
+const char *okp_seam_kernel_return_route(void)
+{
+	return OKP_KRETPROBE_ROUTE ? "kretprobe" : "rethook";
+}
+
+/* NULL when return probes go through the kernel (its rethook, or on arm64 its kretprobe
+ * trampoline: kretprobe_route.c), else why not (a static string).
  * The sysctl debug.okprobes-return-stubs=1 (okp_force_return_stubs) asks for the stubs. */
 const char *okp_seam_rethook_unusable(void)
 {
 	if (okp_force_return_stubs)
 		return "okprobes' stubs asked for (debug.okprobes-return-stubs=1)";
+#ifdef OKP_ROUTE_SWITCH
+	if (!okp_rethook_reason)
+		return OKP_ROUTE_SWITCH();
+#endif
 	return okp_rethook_reason;
 }

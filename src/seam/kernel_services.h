@@ -137,7 +137,8 @@ unsigned int okp_seam_possible_cpus(void);
  * (okp_core_rethook_*).
  */
 struct okp_return_pool_head {
-	void *rethook;		/* the kernel's struct rethook, or NULL: okprobes' own stubs */
+	void *rethook;		/* the kernel's route (its struct rethook, or the arm64 kretprobe
+				 * route's kretprobe), or NULL: okprobes' own stubs */
 	unsigned int in_use;	/* atomic: instances in use now */
 };
 /* Unregister detached armed stubs of okprobes' own (registry lock held): their frames will
@@ -150,6 +151,11 @@ struct pt_regs;
 const char *okp_seam_rethook_unusable(void);
 void *okp_seam_rethook_create(void *data, unsigned int num, unsigned long instance_size);
 void okp_seam_rethook_free(void *rethook);
+/* A grace period after okp_seam_rethook_free() (or a failed registration's): frees what the
+ * kernel did not take over (the arm64 kretprobe route's pool; nothing for rethook). */
+void okp_seam_rethook_release(void *rethook);
+/* The name debugfs gives the kernel's route: "rethook", or "kretprobe" (arm64). */
+const char *okp_seam_kernel_return_route(void);
 int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs);
 
 /* --- The trap (src/kernel/seam.c; arm64: src/kernel/arch/arm64/trap.c). --- */

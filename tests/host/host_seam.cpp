@@ -323,6 +323,8 @@ extern "C" unsigned int okp_seam_possible_cpus(void) { return 2; }
 extern "C" const char* okp_seam_rethook_unusable(void) { return "no kernel on the host"; }
 extern "C" void* okp_seam_rethook_create(void*, unsigned int, unsigned long) { return nullptr; }
 extern "C" void okp_seam_rethook_free(void*) {}
+extern "C" void okp_seam_rethook_release(void*) {}
+extern "C" const char* okp_seam_kernel_return_route(void) { return "rethook"; }
 extern "C" void okp_seam_return_stubs_detached(void) {}
 extern "C" int okp_seam_rethook_entry(okp_kprobe*, pt_regs*) { return 0; }
 

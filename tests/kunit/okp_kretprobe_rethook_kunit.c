@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite "okprobes_kretprobe_rethook": the return-probe cases of okp_kretprobe_kunit.c that
- * hold whatever carries a frame's return, through the kernel's rethook (src/kernel/rethook.c),
- * then rethook's own: a task that exits inside, the trampoline a probed function sees, and
+ * hold whatever carries a frame's return, through the kernel's route (its rethook,
+ * src/kernel/rethook.c; on arm64 its kretprobe trampoline, src/kernel/kretprobe_route.c), then
+ * that route's own: a task that exits inside, the trampoline a probed function sees, and
  * stack traces in return handlers that show the real callers. Every case skips, saying why,
  * where okprobes' return probes use its stubs.
  */
@@ -19,7 +20,7 @@
 
 /*
  * Tasks exit inside the probed function: the kernel takes their nodes back when it frees the
- * tasks (rethook_flush_task()), without a return; okprobes counts them as reclaimed when the
+ * tasks (rethook_flush_task(), or kprobe_flush_task() for kretprobe instances), without a return; okprobes counts them as reclaimed when the
  * kernel hands them out again. The pool is whole: N more entries, no miss.
  */
 static void okp_kretprobe_rethook_task_exits_inside(struct kunit *test)
@@ -54,7 +55,8 @@ static void okp_kretprobe_rethook_task_exits_inside(struct kunit *test)
 	okp_rt_expect_stubs_free(test);
 }
 
-/* A probed function sees the kernel's rethook trampoline as its return address. */
+/* A probed function sees the kernel's trampoline (rethook's or kretprobes') as its return
+ * address. */
 static void okp_kretprobe_rethook_trampoline(struct kunit *test)
 {
 	struct okp_kretprobe rp;
@@ -188,7 +190,7 @@ static void okp_kretprobe_rethook_stacktrace_nested(struct kunit *test)
 	okp_st_nested = false;
 }
 
-/* Each case skips where return probes use okprobes' stubs (no rethook), saying why. */
+/* Each case skips where return probes use okprobes' stubs (no kernel route), saying why. */
 static int okp_kretprobe_rethook_init(struct kunit *test)
 {
 	const char *why = okp_return_stubs_reason();

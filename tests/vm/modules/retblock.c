@@ -156,7 +156,7 @@ MODULE_PARM_DESC(release, "1: wake the blocked tasks and check their returns");
 
 static int __init okp_retblock_init(void)
 {
-	const char *mechanism = okp_return_stubs_reason() ? "stubs" : "rethook";
+	const char *mechanism = okp_return_route();
 	unsigned int i, waited;
 	struct task_struct *task;
 	int ret;

@@ -177,7 +177,7 @@ static int __init okp_retscale_init(void)
 	unsigned long stubs_before = okp_return_stubs_in_use(), calls_total = 0;
 	unsigned long t, in_use, in_use_after;
 	unsigned int i, registered = 0, bad_counts = 0, missed = 0, max_peak = 0, cpus;
-	const char *mechanism = okp_return_stubs_reason() ? "stubs" : "rethook";
+	const char *mechanism = okp_return_route();
 	int err = 0, first_bad = -1;
 	u64 start;
 

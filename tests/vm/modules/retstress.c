@@ -272,9 +272,10 @@ static int __init okp_retstress_init(void)
 	entries = atomic_long_read(&steady_entries);
 	returns = atomic_long_read(&steady_returns);
 	/*
-	 * Through the kernel's rethook (okp_return_stubs_reason() NULL) an exited task's node goes
-	 * back to the pool with the task, and okprobes counts it reclaimed (and no longer in use)
-	 * only when the kernel hands it out again: every exit is one or the other.
+	 * Through the kernel (its rethook, or its kretprobe trampoline: okp_return_stubs_reason()
+	 * NULL) an exited task's node goes back to the pool with the task, and okprobes counts it
+	 * reclaimed (and no longer in use) only when the kernel hands it out again: every exit is
+	 * one or the other.
 	 */
 	rethook = !okp_return_stubs_reason();
 	exits_accounted = rethook ? reclaimed + in_use_before == exits
@@ -285,7 +286,7 @@ static int __init okp_retstress_init(void)
 	       atomic_long_read(&wrong_results) == 0 && atomic_long_read(&wrong_pairs) == 0 &&
 	       total >= callers * calls && atomic_long_read(&preemptible_handlers) == 0;
 	pr_info("OKP-RETSTRESS: %s return=%s calls=%lu exits=%lu steady_entries=%ld steady_returns=%ld reclaimed=%lu peak=%u missed=%d/%lu/%lu wrong_results=%ld wrong_pairs=%ld churn_cycles=%lu churn_returns=%ld stubs_in_use_before=%lu after=%lu ms=%llu preemptible_handlers=%ld\n",
-		pass ? "PASS" : "FAIL", rethook ? "rethook" : "stubs", total, exits, entries, returns, reclaimed, steady.peak,
+		pass ? "PASS" : "FAIL", okp_return_route(), total, exits, entries, returns, reclaimed, steady.peak,
 		steady.nmissed, steady.nmissed_by[OKP_RP_MISS_REENTRY], steady.kp.nmissed,
 		atomic_long_read(&wrong_results), atomic_long_read(&wrong_pairs), cycles,
 		atomic_long_read(&churn_returns), in_use_before, in_use_after,

@@ -175,11 +175,13 @@ check "a return probe refused before its entry is placed is in debugfs refused t
   grep -q "^kernel_clone+0x0	-7	maxactive over 65536 instances" $d/refused
 echo 0 > /proc/sys/debug/okprobes-return-stubs
 
-# 3b'. A task sleeping under an armed return probe: through the kernel's rethook, its
-#      /proc/PID/stack shows the probed function's real caller; with okprobes' stubs the
-#      kernel's unwinder stops at the stub (the documented limitation).
-check "debugfs return_probes names the return mechanism" grep -Eq '^(rethook|stubs): ' $d/return_probes
-if grep -q '^rethook' $d/return_probes; then
+# 3b'. A task sleeping under an armed return probe: through the kernel (its rethook, or on
+#      arm64 its kretprobe trampoline), its /proc/PID/stack shows the probed function's real
+#      caller; with okprobes' stubs the kernel's unwinder stops at the stub (the documented
+#      limitation).
+check "debugfs return_probes names the return mechanism" grep -Eq '^(rethook|kretprobe|stubs): ' $d/return_probes
+kernel_route=$(grep -Eo '^(rethook|kretprobe)' $d/return_probes)
+if [ -n "$kernel_route" ]; then
   insmod /okp/okretprobe_example.ko func=do_nanosleep
   sleep 30 & sleeper=$!
   # /proc/PID/stack leaves out scheduler functions: do_nanosleep (__sched) too, so the trace
@@ -187,10 +189,10 @@ if grep -q '^rethook' $d/return_probes; then
   # recovers it.
   for i in 1 2 3 4 5 6 7 8 9 10; do grep -q nanosleep /proc/$sleeper/stack && break; sleep 0.2; done
   cat /proc/$sleeper/stack
-  check "list shows the return probe through rethook" grep -q '  r  do_nanosleep+0x0 .*return=rethook' $d/list
-  check "/proc/PID/stack under a rethook return probe starts at do_nanosleep's real caller" \
+  check "list shows the return probe through $kernel_route" grep -q "  r  do_nanosleep+0x[0-9a-f]* .*return=$kernel_route" $d/list
+  check "/proc/PID/stack under a $kernel_route return probe starts at do_nanosleep's real caller" \
     sh -c "head -1 /proc/$sleeper/stack | grep -q hrtimer_nanosleep"
-  check "/proc/PID/stack shows no trampoline" sh -c "! grep -q 'rethook_trampoline\|okp_return_stubs' /proc/$sleeper/stack"
+  check "/proc/PID/stack shows no trampoline" sh -c "! grep -q 'rethook_trampoline\|kretprobe_trampoline\|okp_return_stubs' /proc/$sleeper/stack"
   kill $sleeper; wait $sleeper 2>/dev/null
   check "the return probe unregisters" rmmod okretprobe_example
 fi
@@ -671,11 +673,13 @@ if [ -n "${STRESS_CYCLES:-}" ]; then
 fi
 
 # 7. Return-probe stress (see tests/vm/modules/retstress.c), through each return mechanism the
-#    kernel offers: the kernel's rethook where okprobes uses it (debugfs return_probes), and
-#    okprobes' own stubs (forced by debug.okprobes-return-stubs=1 there).
+#    kernel offers: the kernel's rethook or (arm64) kretprobe trampoline where okprobes uses it
+#    (debugfs return_probes), and okprobes' own stubs (forced by debug.okprobes-return-stubs=1
+#    there).
 if [ -n "${RETSTRESS_CYCLES:-}" ]; then
-  if grep -q '^rethook' $d/return_probes; then
-    stress_check "return-probe stress (rethook): exact pairs, real results, exited tasks reclaimed, nothing leaked" \
+  kernel_route=$(grep -Eo '^(rethook|kretprobe)' $d/return_probes)
+  if [ -n "$kernel_route" ]; then
+    stress_check "return-probe stress ($kernel_route): exact pairs, real results, exited tasks reclaimed, nothing leaked" \
       okp_retstress OKP-RETSTRESS min_cycles=$RETSTRESS_CYCLES calls=${RETSTRESS_CALLS:-200000}
     echo 1 > /proc/sys/debug/okprobes-return-stubs
   fi

@@ -33,5 +33,24 @@ check "... which had returned by then" sh -c "! kill -0 $sleeper 2>/dev/null"
 wait $sleeper
 check "okprobes loads again" insmod /modules/00-okprobes.ko
 
+# Through the kernel's kretprobe trampoline (arm64 with CONFIG_KRETPROBES, debugfs
+# return_probes): a frame still out when its probe goes returns through kernel text, which
+# frees its instance itself, so okprobes holds no reference and unloads at once; the frame
+# returns after okprobes is gone, with no splat (run-guest's check).
+if grep -q '^kretprobe' $d/return_probes; then
+  insmod /okp/okretprobe_example.ko func=do_nanosleep
+  sleep 4 & sleeper=$!
+  i=0; until grep -q '  r  do_nanosleep+0x[0-9a-f]* .*in_use=[1-9]' $d/list || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+  check "a task sleeps under a return probe through the kernel's kretprobe trampoline" \
+    grep -q '  r  do_nanosleep+0x[0-9a-f]* .*in_use=[1-9].*return=kretprobe' $d/list
+  rmmod okretprobe_example
+  check "its probe removed, okprobes holds no reference (the kernel frees the instance)" is "$(okp_refs)" 0
+  check "... and unloads while the frame is still out" rmmod okprobes
+  check "... which was still inside do_nanosleep then" sh -c "kill -0 $sleeper 2>/dev/null"
+  wait $sleeper
+  check "the frame returned through the kernel's trampoline after okprobes was gone" sh -c "! kill -0 $sleeper 2>/dev/null"
+  check "okprobes loads again" insmod /modules/00-okprobes.ko
+fi
+
 echo "1..$n"
 [ $failed = 0 ]

@@ -7,8 +7,9 @@
 #      sleeping inside: exact entry/return pairs per probe, no miss, real results, no stub left
 #   2. one return probe (maxactive 2048) on a function 2000 tasks block in at once: debugfs
 #      list shows them all in use, each return handler runs once after release, all come back
-# Both through every return mechanism the kernel offers: the kernel's rethook where okprobes
-# uses it (debugfs return_probes) and okprobes' own stubs (debug.okprobes-return-stubs=1).
+# Both through every return mechanism the kernel offers: the kernel's rethook (x86-64) or
+# kretprobe trampoline (arm64) where okprobes uses it (debugfs return_probes) and okprobes' own
+# stubs (debug.okprobes-return-stubs=1).
 #   3. STEPSCALE_N (10000) breakpoint probes, one on each instruction of generated text that
 #      the arch runs from an out-of-line slot, registered at once with jump optimization off:
 #      each hit once by one run, the same result, all unregistered, and registered once more
@@ -42,7 +43,8 @@ i=0; until [ "$(scale_okp_refs)" = 0 ] || [ $i -ge 300 ]; do sleep 0.1; i=$((i +
 
 # 1 and 2, through each return mechanism.
 mechanisms=stubs
-grep -q '^rethook' $d/return_probes && mechanisms="rethook stubs"
+kernel_route=$(grep -Eo '^(rethook|kretprobe)' $d/return_probes)
+[ -z "$kernel_route" ] || mechanisms="$kernel_route stubs"
 stubs_before=$(cat $stubs_ctl 2>/dev/null)
 for m in $mechanisms; do
   if [ -w $stubs_ctl ]; then

@@ -18,6 +18,8 @@
 #ifndef OKP_RETHOOK_FRAME_H
 #define OKP_RETHOOK_FRAME_H
 
+/* Return probes through the kernel's kretprobe trampoline (kretprobe_route.c): not here. */
+#define OKP_KRETPROBE_ROUTE 0
 #define OKP_ARCH_RETHOOK_FRAME 1
 
 #ifdef CONFIG_RETHOOK
