@@ -45,6 +45,8 @@ i=0; until [ "$(scale_okp_refs)" = 0 ] || [ $i -ge 300 ]; do sleep 0.1; i=$((i +
 mechanisms=stubs
 kernel_route=$(grep -Eo '^(rethook|kretprobe)' $d/return_probes)
 [ -z "$kernel_route" ] || mechanisms="$kernel_route stubs"
+# RETURN_STUBS_TOO=0 (tests/check): the kernel's route only, where there is one.
+[ -z "$kernel_route" ] || [ "${RETURN_STUBS_TOO:-1}" != 0 ] || mechanisms=$kernel_route
 stubs_before=$(cat $stubs_ctl 2>/dev/null)
 for m in $mechanisms; do
   if [ -w $stubs_ctl ]; then
