@@ -51,6 +51,7 @@
 #include <linux/version.h>
 
 #include <okprobes/okprobes.h>
+#include "kernel_return_route.h"
 #include "okp_glue.h"
 #include "rethook_frame.h"	/* the arch's folder (Kbuild) */
 
@@ -107,24 +108,12 @@ static __always_inline struct okp_krp_frame *okp_krp_frame_of(struct kretprobe_i
 static int notrace okp_krp_handler(struct kretprobe_instance *kri, struct pt_regs *regs)
 {
 	struct okp_krp_frame *f = okp_krp_frame_of(kri);
-	struct okp_kretprobe *rp = f->ri.rp;
-	const unsigned int depth = this_cpu_read(okp_cpu_state.depth);
-	const bool disabled = READ_ONCE(rp->kp.flags) & (OKP_KPROBE_FLAG_DISABLED | OKP_KPROBE_FLAG_GONE);
 
 	f->hooked = 0;
 	/* The kernel's answer, not the entry's x30: where another return probe had diverted
 	 * this frame first, the entry saw that probe's trampoline. */
 	f->ri.ret_addr = (unsigned long)kri->ret_addr;
-	__atomic_fetch_sub(&((struct okp_return_pool_head *)rp->okp_pool)->in_use, 1,
-			   __ATOMIC_RELAXED);
-	if (likely(!depth && !disabled && rp->handler)) {
-		/* As src/kernel/rethook.c's handler: frame 0 opened by the count alone. */
-		this_cpu_write(okp_cpu_state.depth, 1);
-		rp->handler(&f->ri, regs);
-		this_cpu_write(okp_cpu_state.depth, 0);
-	} else if (depth || disabled) {
-		okp_core_rethook_return_missed(rp, depth);
-	}
+	okp_route_return(&f->ri, regs);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_krp_handler);
@@ -275,7 +264,6 @@ notrace int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 	struct okp_krp_route *route;
 	struct kretprobe_instance *kri;
 	struct okp_krp_frame *f;
-	unsigned int was_in_use;
 
 	if (unlikely(!rcu_is_watching())) {
 		okp_core_rethook_missed(rp, OKP_RP_MISS_POOL_EMPTY);
@@ -307,10 +295,7 @@ notrace int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 	kri->fp = (void *)okp_arch_kretprobe_fp(regs);
 	okp_arch_kretprobe_divert(regs, okp_ksyms.__kretprobe_trampoline);
 	__llist_add(&kri->llist, &current->kretprobe_instances);
-	was_in_use = __atomic_fetch_add(&((struct okp_return_pool_head *)rp->okp_pool)->in_use, 1,
-					__ATOMIC_RELAXED);
-	if (unlikely(was_in_use >= READ_ONCE(rp->peak)))
-		okp_core_rethook_peak(rp, was_in_use + 1);
+	okp_route_frame_in(rp);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_seam_rethook_entry);

@@ -46,6 +46,7 @@
 #endif
 
 #include <okprobes/okprobes.h>
+#include "kernel_return_route.h"
 #include "okp_glue.h"
 #include "rethook_frame.h"	/* the arch's folder (Kbuild) */
 
@@ -92,33 +93,9 @@ static void notrace okp_rethook_handler(struct rethook_node *node, void *data,
 #endif
 {
 	struct okp_rethook_frame *f = container_of(node, struct okp_rethook_frame, node);
-	struct okp_kretprobe *rp = f->ri.rp;
-	const unsigned int depth = this_cpu_read(okp_cpu_state.depth);
-	const bool disabled = READ_ONCE(rp->kp.flags) & (OKP_KPROBE_FLAG_DISABLED | OKP_KPROBE_FLAG_GONE);
 
 	f->hooked = 0;
-	/*
-	 * Counted out before the handler runs, so nothing of f or rp is needed after it: the
-	 * kernel puts the node back only after this returns, and in_use is a count to show.
-	 * Unregister calls rethook_free() (no handler runs after it) and waits a grace period
-	 * before it clears rp->okp_pool and frees the pool, so both are alive here.
-	 */
-	__atomic_fetch_sub(&((struct okp_return_pool_head *)rp->okp_pool)->in_use, 1,
-			   __ATOMIC_RELAXED);
-	if (likely(!depth && !disabled && rp->handler)) {
-		/*
-		 * The handler runs here, not in the core: a call less on every return. A hit on
-		 * an idle CPU opens frame 0 by the count alone (core/cpu_frames.h,
-		 * open_first_frame, says why nothing else is written); per-CPU operations, so no
-		 * pointer to this CPU's state is kept across the call. The call orders the
-		 * handler's accesses after the count's store and before its reset.
-		 */
-		this_cpu_write(okp_cpu_state.depth, 1);
-		rp->handler(&f->ri, regs);
-		this_cpu_write(okp_cpu_state.depth, 0);
-	} else if (depth || disabled) {
-		okp_core_rethook_return_missed(rp, depth);
-	}
+	okp_route_return(&f->ri, regs);
 }
 NOKPROBE_SYMBOL(okp_rethook_handler);
 
@@ -218,7 +195,6 @@ notrace int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 	struct okp_kretprobe *rp = container_of(kp, struct okp_kretprobe, kp);
 	struct rethook_node *node = okp_rethook_try_get(rp);
 	struct okp_rethook_frame *f;
-	unsigned int was_in_use;
 
 	if (unlikely(!node)) {
 		okp_core_rethook_missed(rp, OKP_RP_MISS_POOL_EMPTY);
@@ -248,12 +224,7 @@ notrace int okp_seam_rethook_entry(struct okp_kprobe *kp, struct pt_regs *regs)
 	node->frame = f->ri.frame;
 	okp_arch_rethook_divert(regs, f->ri.frame, okp_ksyms.arch_rethook_trampoline);
 	__llist_add(&node->llist, &((struct task_struct *)f->ri.task)->rethooks);
-	/* The pool read again, not kept across the calls above: one load, where keeping it
-	 * would cost a saved register's push and pop. */
-	was_in_use = __atomic_fetch_add(&((struct okp_return_pool_head *)rp->okp_pool)->in_use, 1,
-					__ATOMIC_RELAXED);
-	if (unlikely(was_in_use >= READ_ONCE(rp->peak)))
-		okp_core_rethook_peak(rp, was_in_use + 1);
+	okp_route_frame_in(rp);
 	return 0;
 }
 NOKPROBE_SYMBOL(okp_seam_rethook_entry);
