@@ -225,8 +225,8 @@ static int okp_switch_stopped_locked(struct okp_riscv_patch *patches, unsigned i
  * The kernel's flush waits uninterruptibly for as long as the frees take: on an emulator that
  * runs the harts in turn that can pass the hung-task watchdog's 120 s, which then reports the
  * waiting task (and would report a worker that waited for it). So where the work item itself
- * is found, it is polled: each short sleep is a context switch the watchdog counts, and the
- * wait ends as the flush's would, once no free is queued or running.
+ * is found, it is polled: each sleep is a context switch the watchdog counts, and the wait
+ * ends as the flush's would, once no free is queued or running.
  */
 void okp_arch_before_text_stop(void)
 {
@@ -234,8 +234,15 @@ void okp_arch_before_text_stop(void)
 
 	might_sleep();
 	if (frees) {
-		while (work_busy(frees))
-			msleep(20);
+		/* Backing off to a second: each wake-up is a hart the frees' remote fences wait on
+		 * (an emulator runs the harts in turn), and a long wait need not be seen to end at
+		 * once. */
+		unsigned int ms = 10;
+
+		while (work_busy(frees)) {
+			msleep(ms);
+			ms = min(2 * ms, 1000U);
+		}
 	} else if (okp_riscv_ksyms.flush_module_init_free_work) {
 		((void (*)(void))okp_riscv_ksyms.flush_module_init_free_work)();
 	}
