@@ -13,6 +13,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -245,36 +246,82 @@ static const struct file_operations okp_trace_fops = {
 };
 
 /*
- * Records taken oldest first until the reader's buffer is full or none is left; with none at
- * all, waits for one (polling: the hit path wakes nobody, it may run in an NMI).
+ * trace_pipe: records taken oldest first until the reader's buffer is full or none is left;
+ * with none at all, waits for one (polling: the hit path wakes nobody, it may run in an NMI).
+ * A record is taken whole; what of its text the reader's buffer had no room for waits in the
+ * open file for the next read (a record's text may exceed a small reader's buffer: cat's is
+ * 4 KiB in busybox), as the kernel's trace_pipe keeps the rest of its trace_seq.
  */
+struct okp_pipe_reader {
+	struct mutex lock;	/* one read at a time on this open file */
+	char *text;		/* OKP_TRACE_TEXT_MAX bytes: the last record's text */
+	size_t pos, len;	/* its part not read yet: text[pos, len) */
+};
+
+static int okp_trace_pipe_open(struct inode *inode, struct file *file)
+{
+	struct okp_pipe_reader *reader = kzalloc(sizeof(*reader), GFP_KERNEL);
+
+	if (!reader)
+		return -ENOMEM;
+	reader->text = kvmalloc(OKP_TRACE_TEXT_MAX, GFP_KERNEL);
+	if (!reader->text) {
+		kfree(reader);
+		return -ENOMEM;
+	}
+	mutex_init(&reader->lock);
+	file->private_data = reader;
+	return nonseekable_open(inode, file);
+}
+
+static int okp_trace_pipe_release(struct inode *inode, struct file *file)
+{
+	struct okp_pipe_reader *reader = file->private_data;
+
+	kvfree(reader->text);
+	kfree(reader);
+	return 0;
+}
+
+/* The rest of the last record's text, as much as fits: bytes copied, or -EFAULT. */
+static ssize_t okp_pipe_drain(struct okp_pipe_reader *reader, char __user *ubuf, size_t count)
+{
+	size_t n = min(count, reader->len - reader->pos);
+
+	if (copy_to_user(ubuf, reader->text + reader->pos, n))
+		return -EFAULT;
+	reader->pos += n;
+	return n;
+}
+
 static ssize_t okp_trace_pipe_read(struct file *file, char __user *ubuf, size_t count,
 				   loff_t *ppos)
 {
-	ssize_t done = 0;
-	char *buf;
+	struct okp_pipe_reader *reader = file->private_data;
+	ssize_t done = 0, n;
 	int len;
 
-	buf = kmalloc(OKP_TRACE_RECORD_MAX, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		len = okp_trace_buffer_consume(buf, min_t(size_t, count - done, OKP_TRACE_RECORD_MAX));
-		if (len > 0) {
-			if (copy_to_user(ubuf + done, buf, len)) {
-				/* the record is gone: the reader's buffer was bad */
-				done = done ?: -EFAULT;
+	if (mutex_lock_interruptible(&reader->lock))
+		return -ERESTARTSYS;
+	while (done < count) {
+		if (reader->pos < reader->len) {
+			n = okp_pipe_drain(reader, ubuf + done, count - done);
+			if (n < 0) {
+				done = done ?: n;	/* the reader's buffer was bad */
 				break;
 			}
-			done += len;
+			done += n;
+			continue;
+		}
+		/* a text never exceeds OKP_TRACE_TEXT_MAX: consume cuts it there */
+		len = okp_trace_buffer_consume(reader->text, OKP_TRACE_TEXT_MAX);
+		if (len > 0) {
+			reader->pos = 0;
+			reader->len = len;
 			continue;
 		}
 		if (done)
 			break;
-		if (len == -ENOSPC) {
-			done = -EINVAL;	/* the reader's buffer is smaller than one record */
-			break;
-		}
 		if (file->f_flags & O_NONBLOCK) {
 			done = -EAGAIN;
 			break;
@@ -287,14 +334,15 @@ static ssize_t okp_trace_pipe_read(struct file *file, char __user *ubuf, size_t 
 			break;
 		}
 	}
-	kfree(buf);
+	mutex_unlock(&reader->lock);
 	return done;
 }
 
 static const struct file_operations okp_trace_pipe_fops = {
 	.owner = THIS_MODULE,
-	.open = nonseekable_open,
+	.open = okp_trace_pipe_open,
 	.read = okp_trace_pipe_read,
+	.release = okp_trace_pipe_release,
 };
 
 static ssize_t okp_readme_read(struct file *file, char __user *ubuf, size_t count,

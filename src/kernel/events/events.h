@@ -49,8 +49,9 @@ struct seq_file;
 #define OKP_EV_MAX_ARRAY_LEN 64		/* MAX_ARRAY_LEN */
 #define OKP_EV_MAX_MAXACTIVE 4096	/* KRETPROBE_MAXACTIVE_MAX */
 #define OKP_EV_DEFAULT_GROUP "kprobes"	/* KPROBE_EVENT_SYSTEM */
-/* A string argument is cut at this many bytes in a record (the kernel keeps up to PATH_MAX). */
-#define OKP_EV_MAX_STRING 256
+/* MAX_STRING_SIZE (PATH_MAX): a string argument keeps at most this many bytes with its NUL,
+ * so 4095 characters, as the kernel's. */
+#define OKP_EV_MAX_STRING 4096
 
 /* Where a fetch argument's value comes from. */
 enum okp_fetch_source {
@@ -290,7 +291,7 @@ void okp_trace_buffer_exit(void);
  * bytes; then commit it (len bytes). NULL: the ring is locked by an NMI's victim (dropped). */
 void *okp_trace_buffer_begin(unsigned long *irq_flags, u64 *ts);
 void okp_trace_buffer_commit(int len, unsigned long irq_flags);
-/* Between begin and commit: this CPU's scratch for a record's text. */
+/* Between begin and commit: this CPU's scratch for a record's text (OKP_TRACE_TEXT_MAX). */
 char *okp_trace_buffer_text_scratch(void);
 void okp_trace_buffer_clear(void);
 /* A snapshot of every record, oldest first, as text (vfree it). */
@@ -303,7 +304,12 @@ bool okp_trace_buffer_empty(void);
 unsigned long okp_trace_buffer_dropped(void);
 /* A format no new record can name any more: freed once no ring holds a record of it. */
 void okp_trace_buffer_retire(struct okp_event_format *format);
-#define OKP_TRACE_RECORD_MAX 2048	/* bytes of a binary record, and of its text */
+/* Bytes of a binary record: a string at the kernel's length limit and the other arguments
+ * beside it (the kernel's own records end at its ring's page, a little under 4 KiB, and it
+ * drops a record that does not fit whole). */
+#define OKP_TRACE_RECORD_MAX 8192
+/* Bytes of a record's text: its strings as they are stored, its numbers printed wider. */
+#define OKP_TRACE_TEXT_MAX 12288
 /* A stored string that could not be read: printed (fault). */
 #define OKP_STORED_FAULT (-1)
 

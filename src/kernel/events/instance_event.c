@@ -65,7 +65,7 @@ static struct trace_event_file *okp_event_file;
  * oops' ftrace_dump()) only tries it. */
 static struct {
 	u64 record[OKP_TRACE_RECORD_MAX / sizeof(u64)];
-	char text[OKP_TRACE_RECORD_MAX];
+	char text[OKP_TRACE_TEXT_MAX];
 } okp_instance_print_scratch;
 static DEFINE_RAW_SPINLOCK(okp_instance_print_lock);
 

@@ -50,14 +50,16 @@ struct okp_trace_record_header {
 
 struct okp_trace_ring {
 	arch_spinlock_t lock;
+	/* one vmalloc()ed area: OKP_TRACE_RING_SIZE bytes of records, then scratch and text
+	 * (kept out of the per-CPU struct: the records they hold reach 20 KiB together) */
 	char *data;
 	u64 head, tail;			/* bytes written and taken since the start */
 	unsigned long entries;		/* records in the ring */
 	unsigned long written;		/* records ever offered (kept or dropped) */
 	unsigned long dropped;
 	u64 pending_ts;			/* the record being written */
-	u64 scratch[OKP_TRACE_RECORD_MAX / sizeof(u64)];	/* the record being written */
-	char text[OKP_TRACE_RECORD_MAX];	/* its text, for the tracefs instance */
+	u64 *scratch;			/* the record being written (OKP_TRACE_RECORD_MAX) */
+	char *text;			/* its text, for the tracefs instance (OKP_TRACE_TEXT_MAX) */
 };
 
 static struct okp_trace_ring __percpu *okp_trace_rings;
@@ -68,7 +70,7 @@ static DEFINE_MUTEX(okp_trace_consume_mutex);
 static LIST_HEAD(okp_retired_formats);
 /* trace_pipe's record and its text, under okp_trace_consume_mutex. */
 static u64 okp_consume_record[OKP_TRACE_RECORD_MAX / sizeof(u64)];
-static char okp_consume_text[OKP_TRACE_RECORD_MAX];
+static char okp_consume_text[OKP_TRACE_TEXT_MAX];
 
 static u64 okp_record_size(u32 len)
 {
@@ -298,7 +300,7 @@ char *okp_trace_buffer_snapshot(size_t *len, unsigned long *entries, unsigned lo
 		okp_ring_unlock(r, flags);
 		total += c->len;
 	}
-	if (!okp_text_reserve(&out, total * 2 + OKP_TRACE_RECORD_MAX))
+	if (!okp_text_reserve(&out, total * 2 + OKP_TRACE_TEXT_MAX))
 		goto out;
 	for (;;) {
 		struct okp_trace_record_header h, oldest_h;
@@ -311,11 +313,11 @@ char *okp_trace_buffer_snapshot(size_t *len, unsigned long *entries, unsigned lo
 			}
 		if (!oldest)
 			break;
-		if (!okp_text_reserve(&out, OKP_TRACE_RECORD_MAX))
+		if (!okp_text_reserve(&out, OKP_TRACE_TEXT_MAX))
 			goto out;
 		out.len += okp_event_record_text(
 			(const struct okp_event_record *)(oldest->data + oldest->pos + sizeof(oldest_h)),
-			oldest_h.len, oldest_h.ts, false, out.text + out.len, OKP_TRACE_RECORD_MAX);
+			oldest_h.len, oldest_h.ts, false, out.text + out.len, OKP_TRACE_TEXT_MAX);
 		oldest->pos += okp_record_size(oldest_h.len);
 	}
 	out.text[out.len] = '\0';
@@ -405,11 +407,13 @@ int okp_trace_buffer_init(void)
 		struct okp_trace_ring *r = per_cpu_ptr(okp_trace_rings, cpu);
 
 		r->lock = (arch_spinlock_t)__ARCH_SPIN_LOCK_UNLOCKED;
-		r->data = vzalloc(OKP_TRACE_RING_SIZE);
+		r->data = vzalloc(OKP_TRACE_RING_SIZE + OKP_TRACE_RECORD_MAX + OKP_TRACE_TEXT_MAX);
 		if (!r->data) {
 			okp_trace_buffer_exit();
 			return -ENOMEM;
 		}
+		r->scratch = (u64 *)(r->data + OKP_TRACE_RING_SIZE);
+		r->text = r->data + OKP_TRACE_RING_SIZE + OKP_TRACE_RECORD_MAX;
 	}
 	return 0;
 }

@@ -107,7 +107,7 @@ void okp_tracefs_instance_write(const struct okp_event_record *rec, int len, u64
 	if (!READ_ONCE(okp_tracefs_mirror))
 		return;
 	text = okp_trace_buffer_text_scratch();
-	text_len = okp_event_record_text(rec, len, ts, true, text, OKP_TRACE_RECORD_MAX);
+	text_len = okp_event_record_text(rec, len, ts, true, text, OKP_TRACE_TEXT_MAX);
 #ifdef trace_array_puts
 	__trace_array_puts(tr, rec->func ?: rec->ip, text, text_len);
 #else

@@ -15,7 +15,8 @@ unsigned long okp_target_opt(unsigned long x);
 static struct dentry *dir;
 
 /* Offsets events.sh names: magic 0, negative 8, bits 12, name 16, name_ptr 32, names 40 (an
- * array of string pointers, the last NULL, for string[N]). */
+ * array of string pointers, the last NULL, for string[N]), long_name 64 and longer_name 72
+ * (strings of 3000 and 6000 letters: under and over the kernel's 4095). */
 struct okp_target_record {
 	u64 magic;
 	s32 negative;
@@ -23,7 +24,10 @@ struct okp_target_record {
 	char name[16];
 	const char *name_ptr;
 	const char *names[3];
+	const char *long_name;
+	const char *longer_name;
 };
+static char okp_target_long[3000 + 1], okp_target_longer[6000 + 1];
 struct okp_target_record okp_target_record = {
 	.magic = 0x1122334455667788ULL,
 	.negative = -5,
@@ -31,6 +35,8 @@ struct okp_target_record okp_target_record = {
 	.name = "okprobes",
 	.name_ptr = "pointed-to",
 	.names = { "one", "two", NULL },
+	.long_name = okp_target_long,
+	.longer_name = okp_target_longer,
 };
 noinline unsigned long okp_target_read(const struct okp_target_record *r, unsigned long n);
 noinline unsigned long okp_target_read(const struct okp_target_record *r, unsigned long n)
@@ -87,6 +93,12 @@ static int __init okp_target_init(void)
 {
 	unsigned int i;
 
+	/* "abc...xyzabc...", NUL-terminated by the arrays' last byte */
+	for (i = 0; i + 1 < sizeof(okp_target_longer); i++) {
+		okp_target_longer[i] = 'a' + i % 26;
+		if (i + 1 < sizeof(okp_target_long))
+			okp_target_long[i] = 'a' + i % 26;
+	}
 	for (i = 0; i < init_calls; i++)
 		last = okp_target_fn(i + 10);
 	dir = debugfs_create_dir("okp_target", NULL);

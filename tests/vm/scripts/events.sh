@@ -109,6 +109,25 @@ for v in 'names={"one","two",(fault)}' 'one={"pointed-to"}' "c='o'" "cs={'o','k'
   check "fetched $v" sh -c "echo '$rec' | grep -qF ' $v'"
 done
 echo '-:okp/more' >> $ke
+# 3c. Strings up to the kernel's limit (MAX_STRING_SIZE, PATH_MAX: 4095 bytes and the NUL):
+#     3000 letters whole, 6000 cut at 4095; read through trace, then all the records through
+#     trace_pipe in 1000-byte reads (the long record's text spans eight of them).
+check "long strings: an event of a 3000- and a 6000-letter string" \
+  define "p:okp/long okp_target_read l=+0(+64(%di)):string ll=+0(+72(%di)):string"
+echo > $d/trace
+echo 1 > $d/events/okp/long/enable; echo 1 > $call_read; echo 0 > $d/events/okp/long/enable
+string_len() { # field; a record's line on stdin: its string's length, or -1
+  awk -v f=" $1=\"" '{ i = index($0, f); if (!i) { print -1; exit }
+                       s = substr($0, i + length(f)); print index(s, "\"") - 1; exit }'
+}
+rec=$(grep ' long: ' $d/trace)
+check "... the 3000 letters whole" is "$(echo "$rec" | string_len l)" 3000
+check "... the 6000 cut at 4095, as the kernel cuts them" is "$(echo "$rec" | string_len ll)" 4095
+check "... the letters as they are" sh -c "echo '$rec' | grep -qF ' l=\"abcdefghijklmnopqrstuvwxyzabcd'"
+all=$(grep -v '^#' $d/trace | wc -c)
+piped=$(timeout 20 dd if=$d/trace_pipe bs=1000 count=$(( (all + 999) / 1000 )) 2>/dev/null | grep ' long: ')
+check "... trace_pipe read 1000 bytes at a time gives the same line" is "$piped" "$rec"
+echo '-:okp/long' >> $ke
 # 6.12's %pD (a struct file's name) and %pd (a struct dentry's): rewritten, as the kernel's, to
 # +0x0(+0xNAME(+0xDENTRY(FETCHARG))):string with this kernel's offsets, listed so.
 check "%pD: a file's name, rewritten to a string through f_path.dentry and d_name.name" define "p:okp/pd vfs_read f=%di:%pD"
@@ -281,7 +300,7 @@ check "a line that is not p, r or - is refused" sh -c "! echo 'x:okp/bad okp_tar
 
 # 7. Beside the kernel's own kprobe event on the same function: the same values.
 if [ -n "$kernel_events" ]; then
-  cmp_args="magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8 names=+40(%di):string[3] arx=+8(%di):x16[2] unames=+40(%di):ustring[2]"
+  cmp_args="magic=+0(%di):x64 neg=+8(%di):s32 name=+16(%di):string n=%si:u8 names=+40(%di):string[3] arx=+8(%di):x16[2] unames=+40(%di):ustring[2] ln=+0(+64(%di)):string"
   echo "p:okp/cmp okp_target_read $cmp_args" >> $ke
   echo "p:okp/cmp okp_target_read $cmp_args" >> $t/kprobe_events
   sed -n '/^format:/,$p' $t/events/okp/cmp/format > /tmp/okp-fmt-theirs
