@@ -7,20 +7,21 @@
 # Per mode (int3: both jump-optimization sysctls 0; opt: both 1, each run starting once its
 # framework's jump is in the text), EVB_ROUNDS rounds of: EVB_RUNS runs with no event (none),
 # then EVB_RUNS with the kernel's event, EVB_RUNS with okprobes' (its records in its own buffer
-# only: tracefs_instance 0) and EVB_RUNS with okprobes' copying them to the tracefs instance
-# okprobes too (mirror: tracefs_instance 1; 0 is okprobes' default); the order of the three is
-# reversed every other round. A run is EVB_CALLS calls of the site from the driver's timed loop, the
+# only: tracefs_instance 0), EVB_RUNS with okprobes' copying them to the tracefs instance
+# okprobes too (mirror: tracefs_instance 1; 0 is okprobes' default) and EVB_RUNS with the
+# kernel's event enabled in a tracefs instance of its own as well (kernel2: two rings written
+# per hit, as the mirror writes two); the order of the four is reversed every other round. A run is EVB_CALLS calls of the site from the driver's timed loop, the
 # trace cleared before it (so okprobes' per-CPU ring never fills: a full ring drops records,
 # which is cheaper than writing them). Prints
 #   EVB-INFO key=value...
-#   EVB mode=M round=R state=none|kernel|okprobes|mirror run=K ns=NS calls=N
+#   EVB mode=M round=R state=none|kernel|okprobes|mirror|kernel2 run=K ns=NS calls=N
 #   EVB-LINE mode=M framework=F TEXT   (a record, from "ev: " on; F instance: the tracefs
 #                                       instance's copy, in the mirror state)
 #   EVB-ERROR what went wrong          (any: the benchmark failed)
 #   EVB-DONE errors=E
 # Checked on every run: every result right; for an event, kprobe_profile counted one hit per
-# call and no miss, the trace holds one record per call and okprobes dropped none (mirror: the
-# instance holds one per call too); the site is a jump in the opt mode and not in the int3
+# call and no miss, the trace holds one record per call and okprobes dropped none (mirror,
+# kernel2: the instance holds one per call too); the site is a jump in the opt mode and not in the int3
 # mode, before and after the run. Once per mode: both frameworks' records of the same call are
 # the same text, and so is the instance's copy.
 calls=${EVB_CALLS:-500} rounds=${EVB_ROUNDS:-9} runs=${EVB_RUNS:-5} modes=${EVB_MODES:-int3 opt}
@@ -35,11 +36,17 @@ def="p:okpbench/ev $site ptr=%di:x64 magic=+0(%di):x64 cm=\$comm"
 echo "EVB-INFO kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) calls=$calls rounds=$rounds runs=$runs site=$site"
 echo "EVB-INFO event=$def"
 
-dir_of() { if [ "$1" = kernel ]; then echo $t; else echo $d; fi; }
+is_kernel() { [ "$1" = kernel ] || [ "$1" = kernel2 ]; }
+dir_of() { if is_kernel "$1"; then echo $t; else echo $d; fi; }
 inst=$t/instances/okprobes
+# kernel2's second buffer: a tracefs instance of the kernel's, where its event is enabled too.
+kinst=$t/instances/okpbench_kernel2
+mkdir -p $kinst
+# The instance a state's second copy goes to, if it has one.
+second_of() { case "$1" in mirror) echo $inst ;; kernel2) echo $kinst ;; esac; }
 # okprobes' copy to the tracefs instance: on in the mirror state only.
 set_mirror() { if [ "$1" = mirror ]; then echo 1; else echo 0; fi > $d/tracefs_instance; }
-list_of() { if [ "$1" = kernel ]; then echo /sys/kernel/debug/kprobes/list; else echo $d/list; fi; }
+list_of() { if is_kernel "$1"; then echo /sys/kernel/debug/kprobes/list; else echo $d/list; fi; }
 hits_of() { awk '$1 == "ev" {print $2 + 0, $3 + 0}' "$1/kprobe_profile"; }
 # "kept/written" from the trace's header (head: the records are not formatted for it).
 entries_of() { head -n 12 "$1/trace" | sed -n 's/^# entries-in-buffer\/entries-written: \([0-9]*\/[0-9]*\).*/\1/p'; }
@@ -66,6 +73,8 @@ define() {
   local dir; dir=$(dir_of $2)
   poll 30 try_define $2 || { err "$2: the event was refused: $(tail -n 3 $dir/error_log | head -n 1)"; return 1; }
   echo 1 > $dir/events/okpbench/ev/enable || { err "$2: cannot enable the event"; return 1; }
+  [ $2 != kernel2 ] || echo 1 > $kinst/events/okpbench/ev/enable ||
+    { err "kernel2: cannot enable the event in $kinst"; return 1; }
   if [ $1 = opt ]; then
     poll 60 optimized $2 || { err "$2: the site did not become a jump in 60 s"; return 1; }
   else
@@ -75,17 +84,18 @@ define() {
 # remove FRAMEWORK: disable and remove the event, wait until the text and both lists are clear.
 remove() {
   local dir; dir=$(dir_of $1)
+  [ $1 != kernel2 ] || echo 0 > $kinst/events/okpbench/ev/enable
   echo 0 > $dir/events/okpbench/ev/enable
   echo "-:okpbench/ev" >> $dir/kprobe_events || err "$1: cannot remove the event"
   poll 60 gone || err "$1: the site was not restored and unlisted within 60 s after removal"
 }
 # one_run MODE ROUND STATE K: one timed run, checked.
 one_run() {
-  local dir h0 m0 h1 m1 ns n wrong e dr jump
+  local dir h0 m0 h1 m1 ns n wrong e dr jump second
   if [ $3 != none ]; then
-    dir=$(dir_of $3)
+    dir=$(dir_of $3) second=$(second_of $3)
     echo > $dir/trace
-    [ $3 != mirror ] || echo > $inst/trace
+    [ -z "$second" ] || echo > $second/trace
     set -- "$@" $(hits_of $dir); h0=$5 m0=$6
   fi
   echo $calls > $b/run
@@ -101,19 +111,19 @@ one_run() {
     err "mode=$1 round=$2 state=$3: kprobe_profile counted $((h1 - h0)) hits and $((m1 - m0)) misses for $calls calls"
   e=$(entries_of $dir)
   [ "$e" = "$calls/$calls" ] || err "mode=$1 round=$2 state=$3: entries-in-buffer/entries-written $e for $calls calls"
-  if [ $3 != kernel ]; then
+  if ! is_kernel $3; then
     dr=$(dropped_of $dir)
     [ "$dr" = 0 ] || err "mode=$1 round=$2 state=$3: okprobes dropped $dr records"
   fi
-  if [ $3 = mirror ]; then
-    e=$(grep -c ' ev: ' $inst/trace)
-    [ "$e" = $calls ] || err "mode=$1 round=$2 state=mirror: the tracefs instance holds $e records for $calls calls"
+  if [ -n "$second" ]; then
+    e=$(grep -c ' ev: ' $second/trace)
+    [ "$e" = $calls ] || err "mode=$1 round=$2 state=$3: the tracefs instance $second holds $e records for $calls calls"
   fi
 }
 # state_runs MODE ROUND FRAMEWORK: the framework's event defined, its runs, removed.
 state_runs() {
   local k=1
-  [ $3 = kernel ] || set_mirror $3
+  is_kernel $3 || set_mirror $3
   define $1 $3 || return 1
   while [ $k -le $runs ]; do one_run $1 $2 $3 $k; k=$((k + 1)); done
   [ $2 != 1 ] || echo "EVB-LINE mode=$1 framework=$3 $(grep -m 1 ' ev: ' $(dir_of $3)/trace | sed 's/.* ev: //')"
@@ -128,13 +138,16 @@ for mode in $modes; do
   echo $o > /proc/sys/debug/okprobes-optimization
   echo "EVB-INFO mode=$mode kprobes-optimization=$(cat /proc/sys/debug/kprobes-optimization) okprobes-optimization=$(cat /proc/sys/debug/okprobes-optimization)"
   # A warm-up round (0), checked but not printed: the first runs pay for TCG's translation.
-  state_runs $mode 0 kernel; state_runs $mode 0 okprobes; state_runs $mode 0 mirror
+  state_runs $mode 0 kernel; state_runs $mode 0 okprobes; state_runs $mode 0 mirror; state_runs $mode 0 kernel2
   r=1
   while [ $r -le $rounds ] && [ $errors = 0 ]; do
     k=1
     while [ $k -le $runs ]; do one_run $mode $r none $k; k=$((k + 1)); done
-    if [ $((r % 2)) = 1 ]; then state_runs $mode $r kernel; state_runs $mode $r okprobes; state_runs $mode $r mirror
-    else state_runs $mode $r mirror; state_runs $mode $r okprobes; state_runs $mode $r kernel; fi
+    if [ $((r % 2)) = 1 ]; then
+      state_runs $mode $r kernel; state_runs $mode $r okprobes; state_runs $mode $r mirror; state_runs $mode $r kernel2
+    else
+      state_runs $mode $r kernel2; state_runs $mode $r mirror; state_runs $mode $r okprobes; state_runs $mode $r kernel
+    fi
     r=$((r + 1))
   done
 done
