@@ -488,17 +488,8 @@ fi
 check "-:GRP/EVENT removes every probe of the event, and its directory" \
   sh -c "echo '-:okp/two' >> $ke && ! grep -q '^p:okp/two ' $ke && [ ! -d $d/events/okp/two ] && ! grep -q ' two ' $d/kprobe_profile"
 
-# 9. Clearing all; an event left enabled for okprobes' unload.
+# 9. Clearing all. (An event left enabled and hit while okprobes unloads: events_unload_hot.sh,
+#    the guest's last script: its busy reader would slow every script after it.)
 check "> kprobe_events removes every event once none is enabled" sh -c "echo > $ke && [ -z \"\$(cat $ke)\" ] && [ ! -d $d/events/okp ]"
-define "p:okp/stay okp_target_fn x=%di:u64"
-echo 1 > $d/events/okp/stay/enable
-echo 2 > $call
-check "an enabled event is left enabled for okprobes' unload (no splat is the check)" grep -q ' stay: .* x=21$' $d/trace
-# 10. Unloading okprobes while an enabled event's probe is being hit (a reader of /proc/version
-#     until okprobes' directory goes): every probe is unregistered before the tracefs instance
-#     is destroyed, so no hit writes to it then. No splat is the check.
-define "p:okp/hot vfs_read"
-echo 1 > $d/events/okp/hot/enable
-(while [ -e $d ]; do read -r l < /proc/version; done) &
 echo "1..$n"
 [ $failed = 0 ]

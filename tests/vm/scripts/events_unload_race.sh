@@ -27,7 +27,7 @@ full() { [ "$(dropped)" -gt 0 ] 2>/dev/null; }
 
 cycle=1
 while [ $cycle -le ${EVENTS_RACE_CYCLES:-3} ]; do
-  # okprobes as events.sh left it (an enabled event) in the first cycle, freshly loaded after.
+  # okprobes as events.sh left it in the first cycle, freshly loaded after.
   grep -q '^okprobes ' /proc/modules || insmod $okp_ko
   echo 0 > $d/events/enable 2>/dev/null
   echo > $d/kprobe_events; echo > $d/trace
