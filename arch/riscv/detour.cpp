@@ -345,7 +345,7 @@ ErrorOr<arch::DetourPlan> plan_detour(const DetourRegion& region, okp_addr_t buf
   DetourWriter w(plan, buffer, region.dead);
   w.data(0, region.addr);
   w.data(kDetourSiteOffset, env.post_entry ? kDetourHasPost : 0);
-  w.data(kDetourDeadRegOffset, region.dead);
+  w.data(kDetourDeadRegOffset, detour_dead_slot(region.dead));
   w.call_entry(env.entry);
   w.after_entry();
   for (usize k = 0; k < region.count && !w.failed(); ++k)

@@ -8,8 +8,9 @@
 //   buffer+0   the probe address (8 bytes of data)
 //   buffer+8   the core's site (8-aligned), or'ed with kDetourHasPost when the copy calls the
 //              post entry (8 bytes)
-//   buffer+16  R's number (one byte, then zeros: 8 bytes); 0 under a jal with no dead
-//              register (nothing to hide from handlers: the jal wrote no register)
+//   buffer+16  R's place in a pt_regs, 8 x R's number (8 bytes), which the pre entry zeroes
+//              without a multiply; 0 under a jal with no dead register (nothing to hide from
+//              handlers: the jal wrote no register; 0 is epc's place, which the core writes)
 //   buffer+24  addi sp, sp, -16           <- the jump lands here
 //   buffer+28  sd   ra, 8(sp)             ra on the probed code's stack (no red zone in the
 //                                         kernel): the call below needs a link register,
@@ -35,7 +36,7 @@
 // reads the value it had before the jump, and nothing can say what it was (the pair
 // overwrote it with an address near the detour, which a handler must not take for probed
 // state). The pre entry writes 0 into pt_regs' R before the handlers run (it reads R's
-// number from buffer+16) and restores R from the frame like any register, so R is 0 when the
+// place from buffer+16) and restores R from the frame like any register, so R is 0 when the
 // copy starts; a handler's write to R changes nothing the probed code reads. The post entry
 // must not touch R: after the first instruction R may be live (the region may write it and
 // read it again: `addi t0, a2, -10; addi a1, t0, 12`), and post handlers see it as it is
@@ -79,6 +80,8 @@ namespace okp::riscv {
 constexpr usize kDetourSiteOffset = 8;
 constexpr u64 kDetourHasPost = 1;
 constexpr usize kDetourDeadRegOffset = 16;
+// What the header holds at kDetourDeadRegOffset for R: its place in a pt_regs (epc, x1..x31).
+constexpr u64 detour_dead_slot(u8 reg) { return u64{reg} * 8; }
 constexpr usize kDetourCallOffset = 24;  // the jump's target
 constexpr usize kDetourCopyOffset = 48;
 // Bytes of slot cells the longest detour takes (a branch with post handlers first, then

@@ -200,7 +200,7 @@ TEST(RiscvDetour, HeaderEntryCallAndJump) {
   const auto p = plan(kAuipc, 0);
   EXPECT_EQ(quad_at(p, 0), kFn);
   EXPECT_EQ(quad_at(p, kDetourSiteOffset), 0u);
-  EXPECT_EQ(quad_at(p, kDetourDeadRegOffset), kT0) << "R's number, for the entry";
+  EXPECT_EQ(quad_at(p, kDetourDeadRegOffset), kT0 * 8u) << "R's place in a pt_regs, for the entry";
   EXPECT_EQ(word_at(p, 24), 0xff010113u);  // addi sp,sp,-16
   EXPECT_EQ(word_at(p, 28), 0x00113423u);  // sd ra,8(sp)
   unsigned reg;
