@@ -86,15 +86,16 @@ class DetourWriter {
     word(encode_auipc(rd, hi));
     word(encode_jalr(link, rd, lo));
   }
-  // The call into an entry, ra kept on the stack around it (detour.h's buffer+24..+47).
+  // The call into an entry, ra kept on the stack around it in the entry's frame, which the
+  // call takes whole (detour.h's buffer+24..+47).
   void call_entry(okp_addr_t entry) {
-    word(addi(kSp, kSp, -16));
-    word(sd(kRa, kSp, 8));
+    word(addi(kSp, kSp, -kDetourEntryFrame));
+    word(sd(kRa, kSp, kDetourEntryRaSlot));
     pair(kRa, entry, kRa);
   }
   void after_entry() {
-    word(ld(kRa, kSp, 8));
-    word(addi(kSp, kSp, 16));
+    word(ld(kRa, kSp, kDetourEntryRaSlot));
+    word(addi(kSp, kSp, kDetourEntryFrame));
   }
   // The post call and the ip post handlers see, as data its return address points at.
   void post_call(okp_addr_t post_entry, okp_addr_t next_ip) {

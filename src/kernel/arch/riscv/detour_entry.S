@@ -6,11 +6,12 @@
  * (okp_seam_detour_entry), so that the common entry need not test for a post entry on every
  * hit, as on x86-64.
  *
- * On entry the detour has pushed the probed code's ra at 8(sp) (sp lowered by 16, the kernel
- * has no red zone) and ra is the return address into the detour; every other register is as
- * at the probe, R (the dead register the jump went through) holding an address near the
- * detour. Each entry saves a struct pt_regs below (x1..x31 as at the probe: ra from 8(sp),
- * sp + 16 as sp; status as a trap from S-mode would show it: SPP set, SPIE = SIE at the
+ * On entry the detour's call has taken the entry's whole frame from the probed code's stack
+ * (sp lowered by OKP_DETOUR_FRAME, the kernel has no red zone) and put the probed code's ra in
+ * its pt_regs' ra; ra is the return address into the detour; every other register is as at
+ * the probe, R (the dead register the jump went through) holding an address near the detour.
+ * Each entry saves the rest of the struct pt_regs at sp (x1..x31 as at the probe, sp +
+ * OKP_DETOUR_FRAME as sp; status as a trap from S-mode would show it: SPP set, SPIE = SIE at the
  * probe; badaddr, cause and orig_a0 zero; epc is written by the core before any handler
  * runs), and, on a kernel with frame pointers, a frame record naming the probe (an unwinder
  * in a handler goes on from there into the probed code; without frame pointers the kernel's
@@ -19,8 +20,8 @@
  *    okp_core_on_detour_idle(site, regs), with the site its detour names (below);
  *  - okp_detour_entry_with_post and okp_detour_post_entry call their C halves (detour.c);
  * and then either:
- *  - return into the detour: every register but ra restored from the frame, ra's frame value
- *    written to 8(sp) for the detour's `ld ra, 8(sp)`, SIE set from the frame's SPIE (a post
+ *  - return into the detour: every register but ra and sp restored from the frame, whose ra
+ *    the detour reloads and which it drops, SIE set from the frame's SPIE (a post
  *    step's begin_step cleared it: interrupts stay off through the copy's first instruction);
  *  - or, when the core says a handler sent execution elsewhere, restore all of the frame and
  *    sret to its epc (SPP = S, SPIE from the frame): the one way to go to an arbitrary address
@@ -37,7 +38,6 @@
 	.section .kprobes.text, "ax"
 
 .macro okp_detour_save
-	addi	sp, sp, -OKP_DETOUR_FRAME
 	sd	x3, OKP_PT_X(3)(sp)
 	sd	x4, OKP_PT_X(4)(sp)
 	sd	x5, OKP_PT_X(5)(sp)
@@ -67,9 +67,7 @@
 	sd	x29, OKP_PT_X(29)(sp)
 	sd	x30, OKP_PT_X(30)(sp)
 	sd	x31, OKP_PT_X(31)(sp)
-	ld	t0, (OKP_DETOUR_FRAME + 8)(sp)	/* the probed code's ra */
-	sd	t0, OKP_PT_X(1)(sp)
-	addi	t0, sp, (OKP_DETOUR_FRAME + 16)	/* the probed code's sp */
+	addi	t0, sp, OKP_DETOUR_FRAME	/* the probed code's sp */
 	sd	t0, OKP_PT_X(2)(sp)
 	sd	ra, OKP_DETOUR_BACK(sp)
 	csrr	t0, sstatus
@@ -141,9 +139,9 @@
 .endm
 
 /*
- * Back into the detour, ra's frame value left at 8(sp) for its `ld ra, 8(sp)`. SIE from the
- * frame's SPIE: set in the common case (interrupts were on at the probe), the other way out
- * of line.
+ * Back into the detour, sp at the frame, whose pt_regs' ra the detour's `ld ra, 8(sp)` reloads.
+ * SIE from the frame's SPIE: set in the common case (interrupts were on at the probe), the
+ * other way out of line.
  */
 .macro okp_detour_return
 	ld	t0, OKP_PT_STATUS(sp)
@@ -151,11 +149,8 @@
 	beqz	t0, .Lsie_off_\@
 	csrsi	sstatus, OKP_SR_SIE
 .Lsie_done_\@:
-	ld	t0, OKP_PT_X(1)(sp)
-	sd	t0, (OKP_DETOUR_FRAME + 8)(sp)
 	ld	ra, OKP_DETOUR_BACK(sp)
 	okp_detour_restore_x3_x31
-	addi	sp, sp, OKP_DETOUR_FRAME
 	ret
 .Lsie_off_\@:
 	csrci	sstatus, OKP_SR_SIE
@@ -163,9 +158,8 @@
 .endm
 
 /*
- * A handler sent execution elsewhere (regs->epc, t0 here; ra: the return address into the
- * detour, still in the frame): sret there, everything as in the frame (the detour's push
- * dropped). A post step goes on in the copy with the frame's SPIE cleared: the usual way back.
+ * A handler sent execution elsewhere (regs->epc, t0 here): sret there, everything as in the
+ * frame (the frame the detour's call took dropped). A post step goes on in the copy with the frame's SPIE cleared: the usual way back.
  */
 .macro okp_detour_redirect
 	ld	t0, OKP_PT_EPC(sp)

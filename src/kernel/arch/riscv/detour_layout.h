@@ -14,6 +14,8 @@
 #define OKP_PT_SIZE (36 * 8)
 #define OKP_DETOUR_BACK OKP_PT_SIZE	/* where the entry returns to */
 #define OKP_DETOUR_RECORD (OKP_PT_SIZE + 16)	/* a frame record: s0, then the probe address */
+/* The whole frame, which the detour's call takes (arch/riscv/detour.h: kDetourEntryFrame, its
+ * ra in the pt_regs' ra); the entries add nothing to it. */
 #define OKP_DETOUR_FRAME (OKP_PT_SIZE + 32)
 /* From the pre entry's return address (buffer + 40): the probe address, the core's site
  * word, R's place in a pt_regs (checked against arch/riscv/detour.h in jump_probe_arch.cpp). */
