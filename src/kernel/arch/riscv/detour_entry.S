@@ -218,12 +218,12 @@
  * Every detour without a post entry: pre handlers, then the copy (or where a handler sent
  * execution). preempt_disable_notrace(), then this CPU's okp_cpu_state (from detour.c's table
  * by CPU number; s1 across the call: callee-saved, and restored from the frame like every
- * register); on an idle CPU (depth 0,
- * the common hit) its depth goes 0 -> 1 around okp_core_on_detour_idle, given the site word
- * the detour names (untagged: no post entry), as the core's open_first_frame and
- * close_first_frame do, frame 0 left unfilled (core/cpu_frames.h says why that is enough).
- * A CPU with a frame open (a re-entry) goes to okp_core_on_detour(copy, regs, cpu).
- * detour.c checks that the depth is okp_cpu_state's first field, 4 bytes.
+ * register). On an idle CPU (depth 0, the common hit) its depth goes 0 -> 1 around
+ * okp_core_on_detour_idle, given the site word the detour names (untagged: no post entry), as
+ * the core's open_first_frame and close_first_frame do, frame 0 left unfilled
+ * (core/cpu_frames.h says why that is enough). A CPU with a frame open (a re-entry) goes to
+ * okp_core_on_detour(copy, regs, cpu). detour.c checks that the depth is okp_cpu_state's
+ * first field, 4 bytes.
  */
 SYM_CODE_START(okp_detour_entry)
 	okp_detour_save
