@@ -86,15 +86,16 @@ class DetourWriter {
     word(encode_auipc(rd, hi));
     word(encode_jalr(link, rd, lo));
   }
-  // The call into an entry, ra kept on the stack around it (detour.h's buffer+24..+47).
+  // The call into an entry, ra kept on the stack around it in the entry's frame, which the
+  // call takes whole (detour.h's buffer+24..+47).
   void call_entry(okp_addr_t entry) {
-    word(addi(kSp, kSp, -16));
-    word(sd(kRa, kSp, 8));
+    word(addi(kSp, kSp, -kDetourEntryFrame));
+    word(sd(kRa, kSp, kDetourEntryRaSlot));
     pair(kRa, entry, kRa);
   }
   void after_entry() {
-    word(ld(kRa, kSp, 8));
-    word(addi(kSp, kSp, 16));
+    word(ld(kRa, kSp, kDetourEntryRaSlot));
+    word(addi(kSp, kSp, kDetourEntryFrame));
   }
   // The post call and the ip post handlers see, as data its return address points at.
   void post_call(okp_addr_t post_entry, okp_addr_t next_ip) {
@@ -345,7 +346,7 @@ ErrorOr<arch::DetourPlan> plan_detour(const DetourRegion& region, okp_addr_t buf
   DetourWriter w(plan, buffer, region.dead);
   w.data(0, region.addr);
   w.data(kDetourSiteOffset, env.post_entry ? kDetourHasPost : 0);
-  w.data(kDetourDeadRegOffset, region.dead);
+  w.data(kDetourDeadRegOffset, detour_dead_slot(region.dead));
   w.call_entry(env.entry);
   w.after_entry();
   for (usize k = 0; k < region.count && !w.failed(); ++k)

@@ -8,23 +8,28 @@
 //   buffer+0   the probe address (8 bytes of data)
 //   buffer+8   the core's site (8-aligned), or'ed with kDetourHasPost when the copy calls the
 //              post entry (8 bytes)
-//   buffer+16  R's number (one byte, then zeros: 8 bytes); 0 under a jal with no dead
-//              register (nothing to hide from handlers: the jal wrote no register)
-//   buffer+24  addi sp, sp, -16           <- the jump lands here
-//   buffer+28  sd   ra, 8(sp)             ra on the probed code's stack (no red zone in the
-//                                         kernel): the call below needs a link register,
-//                                         and only R is free, which the entry cannot name
+//   buffer+16  R's place in a pt_regs, 8 x R's number (8 bytes), which the pre entry zeroes
+//              without a multiply; 0 under a jal with no dead register (nothing to hide from
+//              handlers: the jal wrote no register; 0 is epc's place, which the core writes)
+//   buffer+24  addi sp, sp, -320          <- the jump lands here; the entry's whole frame
+//                                         (kDetourEntryFrame: a pt_regs, then the entry's
+//                                         own words) on the probed code's stack (no red zone
+//                                         in the kernel)
+//   buffer+28  sd   ra, 8(sp)             ra in the frame's pt_regs (its ra): the call below
+//                                         needs a link register, and only R is free, which
+//                                         the entry cannot name
 //   buffer+32  auipc ra, hi(entry)
-//   buffer+36  jalr ra, lo(entry)(ra)     okp_detour_entry: saves a pt_regs (ra from 8(sp),
-//                                         sp + 16 as sp, the probe address as epc), runs the
-//                                         pre handlers, restores every register but ra from
-//                                         it and returns here (ra = buffer+40 names the
-//                                         detour); or, when a handler changed epc, restores
-//                                         everything and goes there by sret (sepc, SPP = S,
-//                                         SPIE as at the probe): the one way to an arbitrary
-//                                         address with no register changed
-//   buffer+40  ld   ra, 8(sp)
-//   buffer+44  addi sp, sp, 16
+//   buffer+36  jalr ra, lo(entry)(ra)     okp_detour_entry: saves the rest of the pt_regs
+//                                         (sp + 320 as sp; the core writes the probe address
+//                                         as epc), runs the pre handlers, restores every
+//                                         register but ra and sp from it and returns here
+//                                         (ra = buffer+40 names the detour); or, when a
+//                                         handler changed epc, restores everything and goes
+//                                         there by sret (sepc, SPP = S, SPIE as at the
+//                                         probe): the one way to an arbitrary address with no
+//                                         register changed
+//   buffer+40  ld   ra, 8(sp)             pt_regs' ra: a handler's change takes effect
+//   buffer+44  addi sp, sp, 320
 //   buffer+48  the copy: the region relocated, every way out of it `jal x0` where one
 //              reaches, else `auipc R, hi; jalr x0, lo(R)`, to where the original goes on
 //              (with neither, refused); a breakpoint hit on a site
@@ -35,7 +40,7 @@
 // reads the value it had before the jump, and nothing can say what it was (the pair
 // overwrote it with an address near the detour, which a handler must not take for probed
 // state). The pre entry writes 0 into pt_regs' R before the handlers run (it reads R's
-// number from buffer+16) and restores R from the frame like any register, so R is 0 when the
+// place from buffer+16) and restores R from the frame like any register, so R is 0 when the
 // copy starts; a handler's write to R changes nothing the probed code reads. The post entry
 // must not touch R: after the first instruction R may be live (the region may write it and
 // read it again: `addi t0, a2, -10; addi a1, t0, 12`), and post handlers see it as it is
@@ -44,9 +49,9 @@
 // With post handlers each way on from the first instruction goes through a post call first,
 // with the ip post handlers see as data after it:
 //              [c.nop / nop until the data is 8-aligned]
-//              addi sp, sp, -16; sd ra, 8(sp); auipc ra, hi(post); jalr ra, lo(post)(ra)
+//              addi sp, sp, -320; sd ra, 8(sp); auipc ra, hi(post); jalr ra, lo(post)(ra)
 //   ret:       .dword <the ip post handlers see: where the first instruction went>
-//              ld ra, 8(sp); addi sp, sp, 16
+//              ld ra, 8(sp); addi sp, sp, 320
 // The post entry returns to ret + 8 (detour_post_resume). Interrupts stay masked from the pre
 // handlers to the post handlers (the pre entry's begin_step), as during a step.
 //
@@ -79,8 +84,16 @@ namespace okp::riscv {
 constexpr usize kDetourSiteOffset = 8;
 constexpr u64 kDetourHasPost = 1;
 constexpr usize kDetourDeadRegOffset = 16;
+// What the header holds at kDetourDeadRegOffset for R: its place in a pt_regs (epc, x1..x31).
+constexpr u64 detour_dead_slot(u8 reg) { return u64{reg} * 8; }
 constexpr usize kDetourCallOffset = 24;  // the jump's target
 constexpr usize kDetourCopyOffset = 48;
+// The stack the call into an entry takes (the pre entry's and each post call's): the entry's
+// whole frame, a pt_regs (epc, x1..x31, status and three more words) then the entry's own
+// words (src/kernel/arch/riscv/detour_layout.h), 16-aligned; ra goes to the pt_regs' ra. So
+// the entry neither moves sp nor copies ra, and the ra the detour reloads is the handlers'.
+constexpr i32 kDetourEntryFrame = 320;
+constexpr i32 kDetourEntryRaSlot = 8;
 // Bytes of slot cells the longest detour takes (a branch with post handlers first, then
 // three compressed branches; a literal); the host tests check every region shape fits.
 constexpr usize kMaxDetourSize = 192;

@@ -9,9 +9,26 @@
 #include "arch/riscv/function_flow.h"
 #include "arch/riscv/jump_table.h"
 #include "core/string.h"
+#include "kernel/arch/riscv/detour_layout.h"
 #include "seam/jump_services.h"
 
 namespace okp::arch {
+
+// The pre entries find the detour's words from their return address, the instruction after
+// the detour's call (src/kernel/arch/riscv/detour_layout.h).
+constexpr long kDetourEntryReturn = riscv::kDetourCallOffset + 16;
+static_assert(OKP_DETOUR_ADDR_FROM_RET == 0 - kDetourEntryReturn &&
+                  OKP_DETOUR_SITE_FROM_RET == long{riscv::kDetourSiteOffset} - kDetourEntryReturn &&
+                  OKP_DETOUR_DEAD_FROM_RET == long{riscv::kDetourDeadRegOffset} - kDetourEntryReturn &&
+                  OKP_DETOUR_COPY_FROM_RET == long{riscv::kDetourCopyOffset} - kDetourEntryReturn &&
+                  OKP_DETOUR_HAS_POST == riscv::kDetourHasPost,
+              "detour_layout.h's offsets are arch/riscv/detour.h's");
+static_assert(OKP_DETOUR_FRAME == riscv::kDetourEntryFrame &&
+                  OKP_PT_X(1) == riscv::kDetourEntryRaSlot,
+              "the frame the detour's call takes is the entries' own, ra in its pt_regs' ra");
+static_assert(riscv::detour_dead_slot(5) == __builtin_offsetof(okp_regs, t0) &&
+                  riscv::detour_dead_slot(31) == __builtin_offsetof(okp_regs, t6),
+              "the detour's place of R is R's in okp_regs (and so in pt_regs)");
 
 namespace {
 

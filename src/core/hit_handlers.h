@@ -53,6 +53,28 @@ OKP_HIT_INLINE bool run_pre_handlers(const Site& s, okp_regs* regs) {
   return false;
 }
 
+// run_pre_handlers for a caller that does nothing after them but hand their answer on
+// (non-zero: a handler redirected). The common site has one probe: its pre handler is called
+// last, in tail position, and its own answer is the caller's, so the caller needs no frame of
+// its own across the call (where the kernel lets the compiler make sibling calls). The next
+// link is only tested for null here, before the call, so a relaxed load is enough: a probe
+// added during the handler is a registration racing the hit, which the loop may or may not
+// see either. Any other list goes the loop's way.
+OKP_HIT_INLINE int run_pre_handlers_last(const Site& s, okp_regs* regs) {
+  ProbeRecord* r = first_probe(s);
+  if (!r) return 0;
+  if (__builtin_expect(__atomic_load_n(&r->next_at_site, __ATOMIC_RELAXED) != nullptr, 0))
+    return run_pre_handlers(s, regs);
+  okp_kprobe* kp = r->kp;
+  if (disabled(kp)) {
+    count_miss(kp, OKP_MISS_DISABLED);
+    return 0;
+  }
+  __atomic_fetch_add(&kp->nhit, 1, __ATOMIC_RELAXED);
+  const okp_kprobe_pre_handler_t pre = kp->pre_handler;
+  return pre ? pre(kp, reinterpret_cast<pt_regs*>(regs)) : 0;
+}
+
 OKP_HIT_INLINE void run_post_handlers(const Site& s, okp_regs* regs) {
   auto* pt = reinterpret_cast<pt_regs*>(regs);
   for (ProbeRecord* r = first_probe(s); r; r = next_probe(*r)) {

@@ -282,6 +282,12 @@ okp_addr_t __weak okp_trap_step_entry_point(void)
 	return 0;
 }
 
+/* An arch whose detours with a post entry call an entry of their own (riscv64). */
+okp_addr_t __weak okp_detour_entry_with_post_point(void)
+{
+	return 0;
+}
+
 static int okp_blacklist_trap_path(void)
 {
 	okp_addr_t own[] = { okp_trap_entry_point(), okp_ftrace_entry_point(),
@@ -292,6 +298,7 @@ static int okp_blacklist_trap_path(void)
 			     okp_trap_step_entry_point(),
 #ifdef OKP_JUMP_PROBES
 			     okp_detour_entry_point(), okp_detour_post_entry_point(),
+			     okp_detour_entry_with_post_point(),
 #endif
 	};
 	int ret = okp_core_derive_trap_path(own, ARRAY_SIZE(own));

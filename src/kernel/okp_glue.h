@@ -200,6 +200,8 @@ void okp_debugfs_exit(void);
  */
 okp_addr_t okp_detour_entry_point(void);
 okp_addr_t okp_detour_post_entry_point(void);
+/* riscv64's pre entry for detours with a post entry (0 elsewhere: a weak default). */
+okp_addr_t okp_detour_entry_with_post_point(void);
 void okp_task_snapshot_debugfs(struct dentry *dir);
 int okp_test_tasks_snapshot(struct okp_text_span *spans, unsigned long n, char *why,
 			    size_t why_len);

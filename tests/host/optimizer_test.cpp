@@ -321,6 +321,92 @@ TEST_F(Optimizer, DisableTakesTheJumpOutAndEnableBringsItBack) {
   okp_core_collect_slots();
 }
 
+// The common hit's answer (okp_core_on_detour_idle): a site's one probe has its pre handler
+// tail-called, whose own return is the answer (non-zero: go on at regs->ip); any other list
+// runs the loop, in registration order, stopping at the first handler that redirects.
+int g_order[4];
+int g_calls = 0;
+int first_records(okp_kprobe*, pt_regs*) {
+  g_order[g_calls++ & 3] = 1;
+  return 0;
+}
+int second_redirects(okp_kprobe*, pt_regs* regs) {
+  g_order[g_calls++ & 3] = 2;
+  reinterpret_cast<okp_regs*>(regs)->ip = 0x1234;
+  return 7;
+}
+
+TEST_F(Optimizer, TheCommonHitTailCallsAOneProbeSiteAndLoopsOverMore) {
+  okp_kprobe one = probe("fake_add_one", 0);
+  one.pre_handler = second_redirects;
+  const okp_addr_t at = fake_function("fake_add_one");
+  ASSERT_EQ(okp_core_register_kprobe(&one), 0) << one.okp_reason;
+  okp_core_run_optimizer();
+  ASSERT_TRUE(one.flags & OKP_KPROBE_FLAG_OPTIMIZED) << one.okp_reason;
+  const okp_addr_t copy = detour_of(at) + okp::x86::kDetourCopyOffset;
+  const okp_addr_t site = okp::x86::detour_site(copy);
+  okp_regs regs = {};
+  g_calls = 0;
+  EXPECT_EQ(okp_core_on_detour_idle(site, &regs), 7) << "the one handler's own answer";
+  EXPECT_EQ(g_calls, 1);
+  EXPECT_EQ(regs.ip, 0x1234u) << "where it sent execution";
+  EXPECT_EQ(one.nhit, 1u);
+
+  // No pre handler: counted as a hit, on to the copy; the ip is the breakpoint convention's.
+  one.pre_handler = nullptr;
+  EXPECT_EQ(okp_core_on_detour_idle(site, &regs), 0);
+  EXPECT_EQ(regs.ip, at + 1);
+  EXPECT_EQ(one.nhit, 2u);
+  EXPECT_EQ(g_calls, 1);
+  // Disabled: a miss, no call.
+  one.pre_handler = second_redirects;
+  one.flags |= OKP_KPROBE_FLAG_DISABLED;
+  EXPECT_EQ(okp_core_on_detour_idle(site, &regs), 0);
+  EXPECT_EQ(g_calls, 1);
+  EXPECT_EQ(one.nhit, 2u);
+  EXPECT_EQ(one.nmissed, 1u);
+  one.flags &= ~OKP_KPROBE_FLAG_DISABLED;
+  okp_core_unregister_kprobe(&one);
+  okp_core_collect_slots();
+
+  // Two probes on the site: both run in registration order, the second's redirect answered.
+  okp_kprobe first = probe("fake_add_one", 0);
+  first.pre_handler = first_records;
+  okp_kprobe second = probe("fake_add_one", 0);
+  second.pre_handler = second_redirects;
+  ASSERT_EQ(okp_core_register_kprobe(&first), 0) << first.okp_reason;
+  ASSERT_EQ(okp_core_register_kprobe(&second), 0) << second.okp_reason;
+  okp_core_run_optimizer();
+  ASSERT_TRUE(first.flags & OKP_KPROBE_FLAG_OPTIMIZED) << first.okp_reason;
+  const okp_addr_t site2 = okp::x86::detour_site(detour_of(at) + okp::x86::kDetourCopyOffset);
+  regs = {};
+  g_calls = 0;
+  EXPECT_NE(okp_core_on_detour_idle(site2, &regs), 0) << "the second redirected";
+  ASSERT_EQ(g_calls, 2);
+  EXPECT_EQ(g_order[0], 1);
+  EXPECT_EQ(g_order[1], 2);
+  EXPECT_EQ(first.nhit, 1u);
+  EXPECT_EQ(second.nhit, 1u);
+  // The first disabled: the loop skips it (a miss) and still reaches the second.
+  first.flags |= OKP_KPROBE_FLAG_DISABLED;
+  g_calls = 0;
+  EXPECT_NE(okp_core_on_detour_idle(site2, &regs), 0);
+  EXPECT_EQ(g_calls, 1);
+  EXPECT_EQ(g_order[0], 2);
+  EXPECT_EQ(first.nmissed, 1u);
+  EXPECT_EQ(second.nhit, 2u);
+  first.flags &= ~OKP_KPROBE_FLAG_DISABLED;
+  // The second gone: the first is the one probe again, tail-called.
+  okp_core_unregister_kprobe(&second);
+  g_calls = 0;
+  EXPECT_EQ(okp_core_on_detour_idle(site2, &regs), 0);
+  EXPECT_EQ(g_calls, 1);
+  EXPECT_EQ(g_order[0], 1);
+  EXPECT_EQ(first.nhit, 2u);
+  okp_core_unregister_kprobe(&first);
+  okp_core_collect_slots();
+}
+
 int g_post_hits = 0;
 okp_addr_t g_post_ip = 0;
 unsigned long g_post_ax = 0;

@@ -45,7 +45,7 @@ struct Cpu {
   const arch::DetourPlan* detour;
   okp_addr_t buffer = kBuffer;
   u64 x[32] = {};
-  u8 stack[64] = {};
+  u8 stack[512] = {};  // the function's frame and the entry's, which the detour's call takes
   u8 dead = 0;  // the detour's R: the pre entry shows (and restores) it as 0
   int post_calls = 0;
   int entries = 0;  // hits of the probe

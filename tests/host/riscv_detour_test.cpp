@@ -46,7 +46,7 @@ i64 sext(u64 v, unsigned bits) { return static_cast<i64>(v << (64 - bits)) >> (6
 struct Machine {
   const arch::DetourPlan& plan;
   u64 x[32] = {};
-  u8 stack[64] = {};
+  u8 stack[512] = {};  // the entry's frame, which the detour's call takes
   std::vector<u64> post_ips;
   std::string error;
 
@@ -200,15 +200,15 @@ TEST(RiscvDetour, HeaderEntryCallAndJump) {
   const auto p = plan(kAuipc, 0);
   EXPECT_EQ(quad_at(p, 0), kFn);
   EXPECT_EQ(quad_at(p, kDetourSiteOffset), 0u);
-  EXPECT_EQ(quad_at(p, kDetourDeadRegOffset), kT0) << "R's number, for the entry";
-  EXPECT_EQ(word_at(p, 24), 0xff010113u);  // addi sp,sp,-16
-  EXPECT_EQ(word_at(p, 28), 0x00113423u);  // sd ra,8(sp)
+  EXPECT_EQ(quad_at(p, kDetourDeadRegOffset), kT0 * 8u) << "R's place in a pt_regs, for the entry";
+  EXPECT_EQ(word_at(p, 24), 0xec010113u);  // addi sp,sp,-320: the entry's whole frame
+  EXPECT_EQ(word_at(p, 28), 0x00113423u);  // sd ra,8(sp): pt_regs' ra
   unsigned reg;
   EXPECT_EQ(pair_target(word_at(p, 32), word_at(p, 36), kBuffer + 32, &reg), kEntry);
   EXPECT_EQ(reg, kRa);
   EXPECT_EQ((word_at(p, 36) >> 7) & 31, kRa) << "jalr ra: the entry returns to buffer+40";
   EXPECT_EQ(word_at(p, 40), 0x00813083u);  // ld ra,8(sp)
-  EXPECT_EQ(word_at(p, 44), 0x01010113u);  // addi sp,sp,16
+  EXPECT_EQ(word_at(p, 44), 0x14010113u);  // addi sp,sp,320
   EXPECT_EQ(p.copy, kBuffer + kDetourCopyOffset);
   // The jump: auipc t0; jalr x0 through t0, to the stack save at buffer+24.
   u32 jump[2];

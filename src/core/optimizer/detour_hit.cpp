@@ -78,9 +78,10 @@ extern "C" OKP_HIT_PATH int okp_core_on_detour_idle(okp_addr_t site, struct okp_
   // it: no CPU state to keep across the handlers (one callee-saved register fewer to save).
   // What is left is the ip the handlers see and the handlers' walk: every instruction here is
   // the optimized probe's cost (docs/jump-optimization.md counts them against optprobes).
+  // Its one probe's pre handler is tail-called (run_pre_handlers_last).
   const Site& s = *reinterpret_cast<const Site*>(site);
   arch::restore_trap_ip(regs, s.addr);
-  return run_pre_handlers(s, regs);
+  return run_pre_handlers_last(s, regs);
 }
 
 extern "C" OKP_HIT_PATH void okp_core_on_detour_post(okp_addr_t ret, struct okp_regs* regs,

@@ -23,9 +23,11 @@
 #include "text_patch.h"
 
 void okp_detour_entry(void);
+void okp_detour_entry_with_post(void);
 void okp_detour_post_entry(void);
 int okp_detour_hit(unsigned long copy, struct pt_regs *regs);
 void okp_detour_post_hit(unsigned long ret, struct pt_regs *regs);
+void okp_detour_resched(void);
 
 static_assert(sizeof(struct pt_regs) == OKP_PT_SIZE, "detour_entry.S's frame is a pt_regs");
 static_assert(offsetof(struct pt_regs, epc) == OKP_PT_EPC &&
@@ -43,10 +45,57 @@ static_assert(offsetof(struct pt_regs, epc) == OKP_PT_EPC &&
 static_assert(OKP_SR_SIE == SR_SIE && OKP_SR_SPIE == SR_SPIE && OKP_SR_SPP == SR_SPP,
 	      "detour_layout.h's sstatus bits are the kernel's");
 static_assert((OKP_DETOUR_FRAME % 16) == 0, "the entries keep sp 16-aligned");
+/*
+ * okp_detour_entry counts preemption and finds this CPU itself: current's thread_info is at
+ * the start of the task_struct tp points at (THREAD_INFO_IN_TASK), and it reads and writes
+ * this CPU's depth as the 4 bytes at the start of okp_cpu_state.
+ */
+static_assert(IS_ENABLED(CONFIG_THREAD_INFO_IN_TASK) &&
+	      offsetof(struct task_struct, thread_info) == 0,
+	      "detour_entry.S finds thread_info at tp");
+static_assert(offsetof(struct thread_info, flags) == OKP_TI_FLAGS &&
+	      offsetof(struct thread_info, preempt_count) == OKP_TI_PREEMPT_COUNT &&
+	      sizeof(((struct thread_info *)0)->preempt_count) == 4 &&
+	      offsetof(struct thread_info, cpu) == OKP_TI_CPU &&
+	      sizeof(((struct thread_info *)0)->cpu) == 4,
+	      "detour_layout.h's thread_info offsets are the kernel's");
+static_assert(_TIF_NEED_RESCHED == OKP_TIF_NEED_RESCHED_MASK,
+	      "detour_layout.h's need-resched flag is the kernel's");
+static_assert(offsetof(struct okp_cpu_state, depth) == 0 &&
+	      sizeof(((struct okp_cpu_state *)0)->depth) == 4,
+	      "detour_entry.S reads okp_cpu_state.depth as the 4 bytes at its start");
 
 /*
- * The pre entry's C half: preemption off around the core's hit, as kprobes promises handlers.
- * A post step (the core sends execution into the copy with SPIE cleared in regs, a frame open
+ * Each possible CPU's okp_cpu_state, by CPU number: okp_detour_entry finds its own with one
+ * load from thread_info's CPU number, where this_cpu_ptr() would add the per-CPU offset to the
+ * variable's address. Filled at load (okp_trap_init), before any detour exists; the possible
+ * CPUs are fixed at boot.
+ */
+struct okp_cpu_state *okp_riscv_cpu_states[NR_CPUS] __read_mostly;
+
+void okp_riscv_detour_init(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		okp_riscv_cpu_states[cpu] = per_cpu_ptr(&okp_cpu_state, cpu);
+}
+
+/*
+ * okp_detour_entry's preempt_enable_notrace() found the count back at 0 with a reschedule due:
+ * count one more and drop it through the kernel's own helper, which reschedules if this
+ * context may.
+ */
+void notrace okp_detour_resched(void)
+{
+	preempt_disable_notrace();
+	preempt_enable_notrace();
+}
+NOKPROBE_SYMBOL(okp_detour_resched);
+
+/*
+ * okp_detour_entry_with_post's C half: preemption off around the core's hit, as kprobes
+ * promises handlers. A post step (the core sends execution into the copy with SPIE cleared in regs, a frame open
  * on this CPU until the post entry) must not reschedule on the way: interrupts go off first
  * (the entry's return sets SIE from regs anyway), and preempt_enable() does not reschedule
  * with them off.
@@ -75,7 +124,7 @@ NOKPROBE_SYMBOL(okp_detour_post_hit);
 
 okp_addr_t okp_seam_detour_entry(int with_post)
 {
-	return (okp_addr_t)okp_detour_entry;
+	return with_post ? (okp_addr_t)okp_detour_entry_with_post : (okp_addr_t)okp_detour_entry;
 }
 
 okp_addr_t okp_seam_detour_post_entry(void)
@@ -87,6 +136,11 @@ okp_addr_t okp_seam_detour_post_entry(void)
 okp_addr_t okp_detour_entry_point(void)
 {
 	return (okp_addr_t)okp_detour_entry;
+}
+
+okp_addr_t okp_detour_entry_with_post_point(void)
+{
+	return (okp_addr_t)okp_detour_entry_with_post;
 }
 
 okp_addr_t okp_detour_post_entry_point(void)

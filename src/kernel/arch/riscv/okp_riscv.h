@@ -46,6 +46,9 @@ int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n);
  */
 int okp_riscv_patch_behind_breakpoints(struct okp_riscv_patch *patches, unsigned int n);
 
+/* The detour entry's table of each CPU's okp_cpu_state (detour.c), filled at load. */
+void okp_riscv_detour_init(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,6 +22,7 @@
 
 #include "kernel/okp_glue.h"
 #include "../common/die_notifier.h"
+#include "okp_riscv.h"
 
 /* A test knob: load as if this kernel had no KGDB, to prove the degraded mode on a kernel that
  * has it (tests/vm/scripts/probes_riscv.sh). */
@@ -41,6 +42,7 @@ int okp_trap_init(void)
 {
 	const char *reason = NULL;
 
+	okp_riscv_detour_init();	/* jump probes work with or without the trap below */
 	if (!IS_ENABLED(CONFIG_KGDB) || simulate_no_kgdb)
 		reason = okp_reason_no_kgdb;
 	else if (IS_ENABLED(CONFIG_UPROBES))
