@@ -8,9 +8,10 @@
  * interrupts and tasks sleeping inside the function need no lookup at all.
  *
  * A stub pushes its index (into the slot the ret just popped) and jumps to the common part,
- * which saves a struct pt_regs below it, calls okp_return_trampoline_handler(regs, index)
- * (src/kernel/return.c), puts the real return address it answers into that slot, restores
- * the registers (a handler may change the return value in regs->ax) and returns there.
+ * which saves a struct pt_regs below it, calls okp_core_on_return(regs, index, cpu) with
+ * preemption off (what okp_return_trampoline_handler() in src/kernel/return.c does for the
+ * other arches), puts the real return address it answers into that slot, restores the
+ * registers (a handler may change the return value in regs->ax) and returns there.
  *
  * Returns are not IBT-checked, so stubs have no ENDBR. The unwind hints say "undefined
  * stack" (objtool then knows the code is reached, by ret): an unwinder stops at a stub (see
@@ -23,6 +24,7 @@
 #include <asm/unwind_hints.h>
 
 #include "../common/return_stubs.h"
+#include "../../src/kernel/arch/x86/preempt_count.h"
 /* 6.4 renamed the "undefined stack" hint UNWIND_HINT_EMPTY (an assembler macro) to
  * UNWIND_HINT_UNDEFINED (a cpp one). */
 #include <linux/version.h>
@@ -62,17 +64,36 @@ okp_return_common:
 	movq %rsi, 13*8(%rsp)
 	movq %rdi, 14*8(%rsp)
 	movq $-1, 15*8(%rsp)			/* orig_ax */
-	movq $0, 16*8(%rsp)			/* ip: the handler fills in the return address */
+				/* ip (16*8): okp_core_on_return() writes the return address */
 	movq $__KERNEL_CS, 17*8(%rsp)
 	pushfq
 	popq 18*8(%rsp)				/* flags */
 	leaq (OKP_PT_REGS_SIZE + 8)(%rsp), %rax
 	movq %rax, 19*8(%rsp)			/* sp: as the caller sees it after the return */
 	movq $__KERNEL_DS, 20*8(%rsp)
+	/*
+	 * What okp_return_trampoline_handler() does for the other arches, done here (a call level
+	 * less on every return, as the detour entry does): preempt_disable_notrace(), the core's
+	 * return with this CPU's okp_cpu_state, preempt_enable_notrace().
+	 */
+#ifdef CONFIG_PREEMPT_COUNT
+	incl %gs:OKP_PREEMPT_COUNT
+#endif
 	movq %rsp, %rdi
 	movq OKP_PT_REGS_SIZE(%rsp), %rsi	/* the index */
-	call okp_return_trampoline_handler
+	movq $okp_cpu_state, %rdx
+	addq %gs:this_cpu_off, %rdx
+	call okp_core_on_return
 	movq %rax, OKP_PT_REGS_SIZE(%rsp)	/* the real return address, where ret finds it */
+	/* x86 folds a pending reschedule into the count (0 = due): okp_detour_resched() takes it. */
+#ifdef CONFIG_PREEMPT_COUNT
+	decl %gs:OKP_PREEMPT_COUNT
+#ifdef CONFIG_PREEMPTION
+	jnz 1f
+	call okp_detour_resched
+1:
+#endif
+#endif
 	movq 0*8(%rsp), %r15
 	movq 1*8(%rsp), %r14
 	movq 2*8(%rsp), %r13
