@@ -69,8 +69,9 @@ OKP_HIT_PATH int return_entry(okp_kprobe* kp, pt_regs* pt) {
   auto* regs = reinterpret_cast<okp_regs*>(pt);
   // First: across this call only rp and regs are live, not what the pops below take.
   void* const task = okp_seam_current_task();
+  // Set before the entry probe is registered, cleared only once no entry can run (unregister,
+  // a failed registration): never null here (the rethook entry in the glue relies on it too).
   ReturnPool* pool = pool_of(rp);
-  if (!pool) return 0;
   u32 slot;
   if (!pool->free.pop(&slot)) {
     entry_missed_pool(rp);
@@ -211,8 +212,9 @@ int refuse(okp_kretprobe* rp, Errno code, const char* reason) {
 }
 
 // Publishes the pool and registers the entry probe (registry lock held). On failure the pool
-// is unlinked; the caller waits a grace period, then frees it (and finishes *rollback's
-// unregister).
+// stays published: the entry may have been hit before the registry detached it again (a
+// rollback), so the caller undoes both as unregister does (rp->okp_pool stays set until no
+// entry or return can read it, which the entries rely on).
 int publish(Locked lock, okp_kretprobe* rp, ReturnPool* pool, okp_kprobe** rollback) {
   pool->next = g_pools;
   __atomic_store_n(&g_pools, pool, __ATOMIC_RELEASE);
@@ -223,14 +225,12 @@ int publish(Locked lock, okp_kretprobe* rp, ReturnPool* pool, okp_kprobe** rollb
   rp->kp.pre_handler = pool->head.rethook ? okp_seam_rethook_entry : return_entry;
   rp->kp.post_handler = nullptr;
   __atomic_store_n(&rp->okp_pool, pool, __ATOMIC_RELEASE);
-  const int err = registry().register_probe_locked(lock, &rp->kp, /*return_probe=*/true, rollback);
-  if (err) {
-    __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
-    unlink_pool(pool);
-    if (pool->head.rethook) okp_seam_rethook_free(pool->head.rethook);
-  }
-  return err;
+  return registry().register_probe_locked(lock, &rp->kp, /*return_probe=*/true, rollback);
 }
+
+// Unregister's two steps (below), also undoing a failed registration.
+void detach_return_probe(Locked, ReturnPool* pool);
+void free_return_probe(Locked, okp_kretprobe* rp, ReturnPool*);
 
 }  // namespace
 
@@ -336,10 +336,19 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
   }
   if (!err) return 0;
   if (pool) {
-    // A reader of g_pools may still hold the unlinked pool; a refused entry's record waits too.
-    okp_seam_synchronize_rcu();
-    RegistryGuard guard;
-    if (rollback) registry().finish_unregister(guard, &rollback, 1);
+    // Undone as okp_core_unregister_kretprobes() does: the entry may have run (a rollback's
+    // record sat at a live site for a moment) and armed a stub of this pool.
+    okp_seam_synchronize_rcu();  // no entry handler runs any more
+    {
+      RegistryGuard guard;
+      if (rollback) registry().finish_unregister(guard, &rollback, 1);
+      detach_return_probe(guard, pool);
+    }
+    okp_seam_synchronize_rcu();  // no return path or reclaim follows the pool
+    {
+      RegistryGuard guard;
+      free_return_probe(guard, rp, pool);
+    }
     free_pool(pool);
   }
   // The entry's own refusals were logged and kept by the registry.

@@ -115,8 +115,10 @@ namespace {
 
 }  // namespace
 
-// The trampoline's callback (preemption off: an RCU read side, see src/kernel/return.c): runs the return
-// handler for the frame of stub `index` and answers the real return address.
+// The trampoline's callback (preemption off: an RCU read side; arch/x86/return_stubs.S and
+// src/kernel/return.c): runs the return handler for the frame of stub `index` and answers the
+// real return address. Only the index and this CPU's state are kept across the handler's call;
+// the return address is read again after it (the stub is ours until release_frame pushes it).
 extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, unsigned long index,
                                             struct okp_cpu_state* cpu) {
   if (index >= arch::kReturnStubs) {
@@ -124,10 +126,9 @@ extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, 
     return 0;
   }
   StubState& st = g_stubs[index];
-  const unsigned long ret_addr = st.ret_addr;  // before the stub can be reused
-  arch::set_instruction_pointer(regs, ret_addr);
+  arch::set_instruction_pointer(regs, st.ret_addr);
   const StubLife was = life_of(__atomic_fetch_and(&st.life, ~kLifeMask, __ATOMIC_ACQ_REL));
-  if (was == kArmed) {
+  if (__builtin_expect(was == kArmed, 1)) {
     // Unregister's grace period waits for us (preemption is off) before it frees the pool.
     okp_kretprobe* rp = st.pool->rp;
     const unsigned int depth = cpu->depth;
@@ -140,12 +141,17 @@ extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, 
       rp->handler(st.instance, reinterpret_cast<pt_regs*>(regs));
       close_first_frame(cpu);
     }
-  } else if (was == kFree) {
+    const unsigned long ret_addr = g_stubs[index].ret_addr;
+    release_frame(static_cast<u32>(index), kArmed);
+    return ret_addr;
+  }
+  const unsigned long ret_addr = st.ret_addr;
+  if (was == kFree) {
     okp_seam_invariant_failed("a live frame's return stub was not in use", __FILE__, __LINE__);
     return ret_addr;
   }
   // kDetached: the probe is gone, no handler; the stub alone goes back.
-  release_frame(static_cast<u32>(index), was);
+  release_frame(static_cast<u32>(index), kDetached);
   return ret_addr;
 }
 
