@@ -67,8 +67,8 @@ OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
 OKP_HIT_PATH int return_entry(okp_kprobe* kp, pt_regs* pt) {
   okp_kretprobe* rp = return_probe_of(kp);
   auto* regs = reinterpret_cast<okp_regs*>(pt);
-  // First: across this call only rp and regs are live, not what the pops below take.
-  void* const task = okp_seam_current_task();
+  // First: where reading it is a call (the glue's), only rp and regs are live across it.
+  void* const task = arch::current_task();
   // Set before the entry probe is registered, cleared only once no entry can run (unregister,
   // a failed registration): never null here (the rethook entry in the glue relies on it too).
   ReturnPool* pool = pool_of(rp);
