@@ -93,8 +93,7 @@ OKP_HIT_PATH int return_entry(okp_kprobe* kp, pt_regs* pt) {
   st.frame = frame;
   st.ret_addr = ret_addr;
   st.task = task;
-  ri->rp = rp;
-  ri->ret_addr = ret_addr;
+  ri->ret_addr = ret_addr;  // (ri->rp was set when the pool was made)
   ri->frame = frame;
   ri->task = task;
   if (rp->entry_handler && rp->entry_handler(ri, pt)) {
@@ -166,6 +165,9 @@ ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 ninstances) {
   pool->free_links = reinterpret_cast<u32*>(mem + sizeof(ReturnPool));
   pool->free.links = pool->free_links;
   pool->instances = mem + sizeof(ReturnPool) + links;
+  // Each instance belongs to rp for the pool's life: written once here, not at every entry.
+  for (u32 k = 0; k < ninstances; ++k)
+    reinterpret_cast<okp_kretprobe_instance*>(pool->instances + k * instance_size)->rp = rp;
   fill_pool(pool);
   return pool;
 }
