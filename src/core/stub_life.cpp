@@ -145,7 +145,8 @@ extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, 
     release_frame(static_cast<u32>(index), kArmed);
     return ret_addr;
   }
-  const unsigned long ret_addr = st.ret_addr;
+  // Read before the exchange, as regs->ip holds it (a stub found free may be anyone's now).
+  const unsigned long ret_addr = arch::instruction_pointer(regs);
   if (was == kFree) {
     okp_seam_invariant_failed("a live frame's return stub was not in use", __FILE__, __LINE__);
     return ret_addr;
