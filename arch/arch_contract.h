@@ -104,6 +104,8 @@ OKP_ARCH_PROVIDES(return_stub_address, okp_addr_t (*)(u32 index));
 OKP_ARCH_PROVIDES(return_address, okp_addr_t (*)(const okp_regs*));
 OKP_ARCH_PROVIDES(set_return_address, void (*)(okp_regs*, okp_addr_t));
 OKP_ARCH_PROVIDES(return_frame, okp_addr_t (*)(const okp_regs*));
+// The task an entry runs in (the kernel's current), which a frame's instance records.
+OKP_ARCH_PROVIDES(current_task, void* (*)());
 // Reclaim (process context or the task-free hook): may frame, armed with stub, still return
 // through it? false when it provably never will (the stack no longer holds the stub).
 OKP_ARCH_PROVIDES(frame_may_return, bool (*)(okp_addr_t frame, u32 index));

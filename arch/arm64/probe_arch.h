@@ -159,6 +159,7 @@ inline usize trailing_data_bytes(const u8* last) { return arm64::ftrace_ops_lite
 inline okp_addr_t return_frame(const okp_regs* regs) { return frame(regs)->sp; }
 inline okp_addr_t return_address(const okp_regs* regs) { return frame(regs)->x[30]; }
 inline void set_return_address(okp_regs* regs, okp_addr_t addr) { frame(regs)->x[30] = addr; }
+inline void* current_task() { return okp_seam_current_task(); }
 // Where the function keeps x30 (a register, or a frame record at an offset only its code
 // knows, signed by paciasp) is not known here, so only a stack that is gone (unreadable: the
 // task exited and its stack was freed) proves the frame will never return. Otherwise the

@@ -56,6 +56,7 @@ inline okp_addr_t return_stub_address(u32) { return 0; }
 inline okp_addr_t return_frame(const okp_regs*) { return 0; }
 inline okp_addr_t return_address(const okp_regs*) { return 0; }
 inline void set_return_address(okp_regs*, okp_addr_t) {}
+inline void* current_task() { return nullptr; }
 inline bool frame_may_return(okp_addr_t, u32) { return false; }
 constexpr UnsafeFunction kReturnProbeUnsafe[] = {{"", nullptr}};
 inline okp_addr_t ftrace_pre_ip(okp_addr_t site) { return site; }

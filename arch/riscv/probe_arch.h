@@ -133,6 +133,7 @@ inline usize trailing_data_bytes(const u8* last) { return riscv::ftrace_ops_lite
 inline okp_addr_t return_frame(const okp_regs* regs) { return regs->sp; }
 inline okp_addr_t return_address(const okp_regs* regs) { return regs->ra; }
 inline void set_return_address(okp_regs* regs, okp_addr_t addr) { regs->ra = addr; }
+inline void* current_task() { return okp_seam_current_task(); }
 // ra lives in a register, then wherever the function spills it: nothing on the stack proves a
 // frame gone. Such frames are reclaimed when their task is freed (sched_process_free), never
 // guessed.

@@ -109,6 +109,21 @@ inline okp_addr_t return_address(const okp_regs* regs) {
 inline void set_return_address(okp_regs* regs, okp_addr_t addr) {
   *reinterpret_cast<unsigned long*>(regs->sp) = addr;
 }
+// The kernel's current, read as its get_current() reads it: one %gs-relative load of the
+// per-CPU symbol Kbuild names (current_task, in pcpu_hot from 6.2 on, where layout_checks.c
+// checks it comes first), not a call into the glue on every return probe's entry. The host
+// tests' build (no %gs, no such symbol) asks the seam.
+#ifdef OKP_X86_CURRENT_TASK
+#define OKP_X86_SYMBOL_NAME(s) #s
+#define OKP_X86_SYMBOL(s) OKP_X86_SYMBOL_NAME(s)
+inline void* current_task() {
+  void* task;
+  asm("movq %%gs:" OKP_X86_SYMBOL(OKP_X86_CURRENT_TASK) ", %0" : "=r"(task));
+  return task;
+}
+#else
+inline void* current_task() { return okp_seam_current_task(); }
+#endif
 // The slot still holds the stub (or, once the stub ran, the index it pushed there): the frame
 // may still return through it. Unreadable: the stack is gone, so is the frame.
 inline bool frame_may_return(okp_addr_t frame, u32 index) {

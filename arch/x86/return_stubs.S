@@ -8,9 +8,10 @@
  * interrupts and tasks sleeping inside the function need no lookup at all.
  *
  * A stub pushes its index (into the slot the ret just popped) and jumps to the common part,
- * which saves a struct pt_regs below it, calls okp_return_trampoline_handler(regs, index)
- * (src/kernel/return.c), puts the real return address it answers into that slot, restores
- * the registers (a handler may change the return value in regs->ax) and returns there.
+ * which saves a struct pt_regs below it, calls okp_core_on_return(regs, index, cpu) with
+ * preemption off (what okp_return_trampoline_handler() in src/kernel/return.c does for the
+ * other arches), puts the real return address it answers into that slot, restores the
+ * registers (a handler may change the return value in regs->ax) and returns there.
  *
  * Returns are not IBT-checked, so stubs have no ENDBR. The unwind hints say "undefined
  * stack" (objtool then knows the code is reached, by ret): an unwinder stops at a stub (see
@@ -23,6 +24,7 @@
 #include <asm/unwind_hints.h>
 
 #include "../common/return_stubs.h"
+#include "../../src/kernel/arch/x86/preempt_count.h"
 /* 6.4 renamed the "undefined stack" hint UNWIND_HINT_EMPTY (an assembler macro) to
  * UNWIND_HINT_UNDEFINED (a cpp one). */
 #include <linux/version.h>
@@ -45,50 +47,73 @@
 okp_return_common:
 	OKP_UNWIND_HINT_UNDEFINED
 	ANNOTATE_NOENDBR
-	subq $OKP_PT_REGS_SIZE, %rsp
-	movq %r15, 0*8(%rsp)
-	movq %r14, 1*8(%rsp)
-	movq %r13, 2*8(%rsp)
-	movq %r12, 3*8(%rsp)
-	movq %rbp, 4*8(%rsp)
-	movq %rbx, 5*8(%rsp)
-	movq %r11, 6*8(%rsp)
-	movq %r10, 7*8(%rsp)
-	movq %r9, 8*8(%rsp)
-	movq %r8, 9*8(%rsp)
-	movq %rax, 10*8(%rsp)
-	movq %rcx, 11*8(%rsp)
-	movq %rdx, 12*8(%rsp)
-	movq %rsi, 13*8(%rsp)
-	movq %rdi, 14*8(%rsp)
-	movq $-1, 15*8(%rsp)			/* orig_ax */
-	movq $0, 16*8(%rsp)			/* ip: the handler fills in the return address */
-	movq $__KERNEL_CS, 17*8(%rsp)
-	pushfq
-	popq 18*8(%rsp)				/* flags */
-	leaq (OKP_PT_REGS_SIZE + 8)(%rsp), %rax
-	movq %rax, 19*8(%rsp)			/* sp: as the caller sees it after the return */
-	movq $__KERNEL_DS, 20*8(%rsp)
+	/* struct pt_regs, pushed from its end down (as the detour entry builds it). */
+	pushq $__KERNEL_DS			/* ss */
+	/*
+	 * sp: as the caller sees it after the return, above the index and this ss. push %rsp
+	 * stores rsp as it was before the push (the ss slot's address): 16 below it, added once
+	 * the flags are saved (addq changes them).
+	 */
+	pushq %rsp
+	pushfq					/* flags, as the function returned with them */
+	addq $16, 8(%rsp)
+	pushq $__KERNEL_CS			/* cs */
+	subq $8, %rsp				/* ip: okp_core_on_return() writes the return address */
+	pushq $-1				/* orig_ax */
+	pushq %rdi
+	pushq %rsi
+	pushq %rdx
+	pushq %rcx
+	pushq %rax
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %r11
+	pushq %rbx
+	pushq %rbp
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	/*
+	 * What okp_return_trampoline_handler() does for the other arches, done here (a call level
+	 * less on every return, as the detour entry does): preempt_disable_notrace(), the core's
+	 * return with this CPU's okp_cpu_state, preempt_enable_notrace().
+	 */
+#ifdef CONFIG_PREEMPT_COUNT
+	incl %gs:OKP_PREEMPT_COUNT
+#endif
 	movq %rsp, %rdi
 	movq OKP_PT_REGS_SIZE(%rsp), %rsi	/* the index */
-	call okp_return_trampoline_handler
+	movq $okp_cpu_state, %rdx
+	addq %gs:this_cpu_off, %rdx
+	call okp_core_on_return
 	movq %rax, OKP_PT_REGS_SIZE(%rsp)	/* the real return address, where ret finds it */
-	movq 0*8(%rsp), %r15
-	movq 1*8(%rsp), %r14
-	movq 2*8(%rsp), %r13
-	movq 3*8(%rsp), %r12
-	movq 4*8(%rsp), %rbp
-	movq 5*8(%rsp), %rbx
-	movq 6*8(%rsp), %r11
-	movq 7*8(%rsp), %r10
-	movq 8*8(%rsp), %r9
-	movq 9*8(%rsp), %r8
-	movq 10*8(%rsp), %rax
-	movq 11*8(%rsp), %rcx
-	movq 12*8(%rsp), %rdx
-	movq 13*8(%rsp), %rsi
-	movq 14*8(%rsp), %rdi
-	addq $OKP_PT_REGS_SIZE, %rsp
+	/* x86 folds a pending reschedule into the count (0 = due): okp_detour_resched() takes it. */
+#ifdef CONFIG_PREEMPT_COUNT
+	decl %gs:OKP_PREEMPT_COUNT
+#ifdef CONFIG_PREEMPTION
+	jnz 1f
+	call okp_detour_resched
+1:
+#endif
+#endif
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbp
+	popq %rbx
+	popq %r11
+	popq %r10
+	popq %r9
+	popq %r8
+	popq %rax
+	popq %rcx
+	popq %rdx
+	popq %rsi
+	popq %rdi
+	addq $(OKP_PT_REGS_SIZE - 15*8), %rsp	/* past orig_ax, ip, cs, flags, sp, ss: at the index's slot */
 	ANNOTATE_UNRET_SAFE
 	ret
 	int3

@@ -4,8 +4,11 @@
 //
 // The links live in an array the stack's owner keeps (links[index] is index's next), so a
 // stack costs two words. head = (tag << 32) | (index + 1); an index part of 0 is the empty
-// stack. The tag changes on every push and pop, so a pop that raced with a pop+push of the same
-// index fails its compare-exchange instead of linking a stale next (the ABA problem).
+// stack. The tag changes on every pop, so a pop that raced with a pop+push of the same index
+// fails its compare-exchange instead of linking a stale next (the ABA problem): an index is on
+// the stack at most once, so whatever brings the head back to the index a pop read includes a
+// pop (of it, or of what was pushed above it). A push needs no tag: it links whatever top its
+// compare-exchange finds.
 #pragma once
 
 #include "core/utility.h"
@@ -21,7 +24,7 @@ struct IndexStack {
     u64 next;
     do {
       __atomic_store_n(&links[index], static_cast<u32>(old), __ATOMIC_RELAXED);
-      next = (((old >> 32) + 1) << 32) | (index + 1);
+      next = (old & ~u64{0xffffffffu}) | (index + 1);
     } while (!__atomic_compare_exchange_n(&head, &old, next, true, __ATOMIC_RELEASE,
                                           __ATOMIC_ACQUIRE));
   }

@@ -30,57 +30,82 @@ OKP_HIT_PATH void note_peak(okp_kretprobe* rp, u32 in_use) {
   }
 }
 
-// The frame's return goes through one of okprobes' stubs.
-[[gnu::always_inline]] inline void arm_stub(okp_kretprobe* rp, ReturnPool* pool, okp_regs* regs) {
-  void* const task = okp_seam_current_task();
-  auto* pt = reinterpret_cast<pt_regs*>(regs);
-  u32 slot = 0;
-  // An empty pool is a miss, as in the kernel's kretprobes: no reclaim scan here (it would
-  // walk the stubs on every miss, in the trap). Frames that will never return are reclaimed
-  // when their task is freed and at unregister.
-  if (!pool->free.pop(&slot)) {
-    count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
-    return;
-  }
-  const u32 index = take_stub();
-  if (index == kNoStub) {
-    pool->free.push(slot);
-    count_rp_miss(rp, OKP_RP_MISS_NO_STUB);
-    return;
-  }
-  StubState& st = g_stubs[index];
-  auto* ri = reinterpret_cast<okp_kretprobe_instance*>(pool->instances + slot * pool->instance_size);
-  const okp_addr_t frame = arch::return_frame(regs);
-  st.pool = pool;
-  st.instance = ri;
-  st.slot = slot;
-  st.frame = frame;
-  st.ret_addr = arch::return_address(regs);
-  st.task = task;
-  ri->rp = rp;
-  ri->ret_addr = st.ret_addr;
-  ri->frame = frame;
-  ri->task = task;
-  if (rp->entry_handler && rp->entry_handler(ri, pt)) {
-    pool->free.push(slot);
-    g_free_stubs.push(index);
-    return;
-  }
-  arch::set_return_address(regs, arch::return_stub_address(index));
-  // Published last: a reclaimer that sees kArmed also sees the slot armed and the fields set.
-  __atomic_store_n(&st.life, armed_again(__atomic_load_n(&st.life, __ATOMIC_RELAXED)),
-                   __ATOMIC_RELEASE);
-  note_peak(rp, __atomic_add_fetch(&pool->head.in_use, 1, __ATOMIC_RELAXED));
+// The entry's uncommon ends, out of line so that the common one keeps few registers: an
+// empty pool (a miss, as in the kernel's kretprobes: no reclaim scan here, it would walk the
+// stubs on every miss, in the trap; frames that will never return are reclaimed when their
+// task is freed and at unregister), no free stub (the instance goes back), and an entry
+// handler that refused the frame (both go back; the stub was never armed).
+[[gnu::noinline]] OKP_HIT_PATH void entry_missed_pool(okp_kretprobe* rp) {
+  count_rp_miss(rp, OKP_RP_MISS_POOL_EMPTY);
+}
+[[gnu::noinline]] OKP_HIT_PATH void entry_missed_stub(okp_kretprobe* rp, u32 slot) {
+  pool_of(rp)->free.push(slot);
+  count_rp_miss(rp, OKP_RP_MISS_NO_STUB);
+}
+[[gnu::noinline]] OKP_HIT_PATH void entry_refused(usize index) {
+  const StubState& st = g_stubs[index];
+  st.pool->free.push(st.slot);
+  g_free_stubs.push(static_cast<u32>(index));
+}
+
+// A frame was diverted: one more instance in use, and a new peak noted. Read through
+// rp->okp_pool, as the glue's kernel routes do (kernel_return_route.h): nothing is kept across
+// the entry handler's call for it.
+[[gnu::always_inline]] inline void frame_in(okp_kretprobe* rp) {
+  const u32 in_use = __atomic_add_fetch(&pool_of(rp)->head.in_use, 1, __ATOMIC_RELAXED);
+  if (__builtin_expect(in_use > __atomic_load_n(&rp->peak, __ATOMIC_RELAXED), 0)) note_peak(rp, in_use);
 }
 
 }  // namespace
 
-// The entry of a return probe through okprobes' stubs. One through the kernel's rethook has
-// the glue's okp_seam_rethook_entry as its pre handler instead (see seam/kernel_services.h).
-OKP_HIT_PATH int return_entry(okp_kprobe* kp, pt_regs* regs) {
+// The entry of a return probe through okprobes' stubs: takes an instance and a stub, fills
+// both, runs the entry handler, then diverts the frame's return to the stub and arms it. One
+// through the kernel's rethook has the glue's okp_seam_rethook_entry as its pre handler
+// instead (see seam/kernel_services.h). Written for the fewest instructions on the common path
+// (docs/benchmarks-return-rethook-icount.md lists them): what the steps after the entry
+// handler's call need is read back from the stub's state, not kept in registers across it.
+OKP_HIT_PATH int return_entry(okp_kprobe* kp, pt_regs* pt) {
   okp_kretprobe* rp = return_probe_of(kp);
+  auto* regs = reinterpret_cast<okp_regs*>(pt);
+  // First: where reading it is a call (the glue's), only rp and regs are live across it.
+  void* const task = arch::current_task();
+  // Set before the entry probe is registered, cleared only once no entry can run (unregister,
+  // a failed registration): never null here (the rethook entry in the glue relies on it too).
   ReturnPool* pool = pool_of(rp);
-  if (pool) arm_stub(rp, pool, reinterpret_cast<okp_regs*>(regs));
+  u32 slot;
+  if (!pool->free.pop(&slot)) {
+    entry_missed_pool(rp);
+    return 0;
+  }
+  u32 taken;
+  if (!take_stub(&taken)) {
+    entry_missed_stub(rp, slot);
+    return 0;
+  }
+  const usize index = taken;
+  StubState& st = g_stubs[index];
+  auto* ri = reinterpret_cast<okp_kretprobe_instance*>(pool->instances + slot * pool->instance_size);
+  const okp_addr_t frame = arch::return_frame(regs);
+  const unsigned long ret_addr = arch::return_address(regs);
+  st.pool = pool;
+  st.instance = ri;
+  st.slot = slot;
+  st.frame = frame;
+  st.ret_addr = ret_addr;
+  st.task = task;
+  ri->ret_addr = ret_addr;  // (ri->rp was set when the pool was made)
+  ri->frame = frame;
+  ri->task = task;
+  if (rp->entry_handler && rp->entry_handler(ri, pt)) {
+    entry_refused(index);
+    return 0;
+  }
+  arch::set_return_address(regs, arch::return_stub_address(index));
+  // Published last: a reclaimer that sees kArmed also sees the slot diverted and the fields
+  // set. The stub came off the free stack, so its word says kFree: arming it is one add.
+  __atomic_store_n(&st.life, __atomic_load_n(&st.life, __ATOMIC_RELAXED) + kArmOnce,
+                   __ATOMIC_RELEASE);
+  frame_in(rp);
   return 0;
 }
 
@@ -140,6 +165,9 @@ ErrorOr<ReturnPool*> make_pool(okp_kretprobe* rp, u32 ninstances) {
   pool->free_links = reinterpret_cast<u32*>(mem + sizeof(ReturnPool));
   pool->free.links = pool->free_links;
   pool->instances = mem + sizeof(ReturnPool) + links;
+  // Each instance belongs to rp for the pool's life: written once here, not at every entry.
+  for (u32 k = 0; k < ninstances; ++k)
+    reinterpret_cast<okp_kretprobe_instance*>(pool->instances + k * instance_size)->rp = rp;
   fill_pool(pool);
   return pool;
 }
@@ -186,8 +214,9 @@ int refuse(okp_kretprobe* rp, Errno code, const char* reason) {
 }
 
 // Publishes the pool and registers the entry probe (registry lock held). On failure the pool
-// is unlinked; the caller waits a grace period, then frees it (and finishes *rollback's
-// unregister).
+// stays published: the entry may have been hit before the registry detached it again (a
+// rollback), so the caller undoes both as unregister does (rp->okp_pool stays set until no
+// entry or return can read it, which the entries rely on).
 int publish(Locked lock, okp_kretprobe* rp, ReturnPool* pool, okp_kprobe** rollback) {
   pool->next = g_pools;
   __atomic_store_n(&g_pools, pool, __ATOMIC_RELEASE);
@@ -198,14 +227,12 @@ int publish(Locked lock, okp_kretprobe* rp, ReturnPool* pool, okp_kprobe** rollb
   rp->kp.pre_handler = pool->head.rethook ? okp_seam_rethook_entry : return_entry;
   rp->kp.post_handler = nullptr;
   __atomic_store_n(&rp->okp_pool, pool, __ATOMIC_RELEASE);
-  const int err = registry().register_probe_locked(lock, &rp->kp, /*return_probe=*/true, rollback);
-  if (err) {
-    __atomic_store_n(&rp->okp_pool, nullptr, __ATOMIC_RELEASE);
-    unlink_pool(pool);
-    if (pool->head.rethook) okp_seam_rethook_free(pool->head.rethook);
-  }
-  return err;
+  return registry().register_probe_locked(lock, &rp->kp, /*return_probe=*/true, rollback);
 }
+
+// Unregister's two steps (below), also undoing a failed registration.
+void detach_return_probe(Locked, ReturnPool* pool);
+void free_return_probe(Locked, okp_kretprobe* rp, ReturnPool*);
 
 }  // namespace
 
@@ -311,10 +338,19 @@ extern "C" int okp_core_register_kretprobe(struct okp_kretprobe* rp) {
   }
   if (!err) return 0;
   if (pool) {
-    // A reader of g_pools may still hold the unlinked pool; a refused entry's record waits too.
-    okp_seam_synchronize_rcu();
-    RegistryGuard guard;
-    if (rollback) registry().finish_unregister(guard, &rollback, 1);
+    // Undone as okp_core_unregister_kretprobes() does: the entry may have run (a rollback's
+    // record sat at a live site for a moment) and armed a stub of this pool.
+    okp_seam_synchronize_rcu();  // no entry handler runs any more
+    {
+      RegistryGuard guard;
+      if (rollback) registry().finish_unregister(guard, &rollback, 1);
+      detach_return_probe(guard, pool);
+    }
+    okp_seam_synchronize_rcu();  // no return path or reclaim follows the pool
+    {
+      RegistryGuard guard;
+      free_return_probe(guard, rp, pool);
+    }
     free_pool(pool);
   }
   // The entry's own refusals were logged and kept by the registry.

@@ -38,22 +38,6 @@ OKP_HIT_PATH bool try_reclaim(u32 index, StubLife life) {
                                      __ATOMIC_RELAXED);
 }
 
-// What a stub that left kArmed or kDetached (one exchange, by its caller) gives back: its
-// instance to the pool (it was kArmed: the caller's RCU read side or registry lock keeps the
-// pool alive), then the stub itself to the global stack. The stub's fields are read before
-// that push: once pushed, another CPU may take it and write them.
-OKP_HIT_PATH void release_frame(u32 index, StubLife was) {
-  if (was == kArmed) {
-    StubState& st = g_stubs[index];
-    ReturnPool* pool = st.pool;
-    const u32 slot = st.slot;
-    __atomic_fetch_sub(&pool->head.in_use, 1, __ATOMIC_RELAXED);
-    pool->free.push(slot);
-  }
-  g_free_stubs.push(index);
-  if (was == kDetached) __atomic_fetch_sub(&g_detached_live, 1, __ATOMIC_RELEASE);
-}
-
 // A reclaimed stub (its frame will never return) goes where a return would put it.
 OKP_HIT_PATH void give_back_reclaimed(u32 index, StubLife was) {
   if (was == kArmed) __atomic_fetch_add(&g_stubs[index].pool->rp->nreclaimed, 1, __ATOMIC_RELAXED);
@@ -106,16 +90,6 @@ void fill_pool(ReturnPool* pool) {
   for (u32 k = pool->ninstances; k > 0; --k) pool->free.push(k - 1);
 }
 
-OKP_HIT_PATH u32 take_stub() {
-  u32 index;
-  if (!g_free_stubs.pop(&index)) return kNoStub;
-  u32 high = __atomic_load_n(&g_stubs_high, __ATOMIC_RELAXED);
-  while (index >= high && !__atomic_compare_exchange_n(&g_stubs_high, &high, index + 1, true,
-                                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-  }
-  return index;
-}
-
 OKP_HIT_PATH void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause cause) {
   __atomic_fetch_add(&rp->nmissed_by[cause], 1, __ATOMIC_RELAXED);
   if (cause == OKP_RP_MISS_POOL_EMPTY || cause == OKP_RP_MISS_NO_STUB)
@@ -131,8 +105,20 @@ OKP_HIT_PATH bool rp_disabled(const okp_kretprobe* rp) {
 
 using namespace okp;
 
-// The trampoline's callback (preemption off: an RCU read side, see src/kernel/return.c): runs the return
-// handler for the frame of stub `index` and answers the real return address.
+namespace {
+
+// A return that runs no handler (nested in a handler or an interrupted one, or the probe
+// disabled): counted by cause. Out of line: the common return has no miss.
+[[gnu::noinline]] OKP_HIT_PATH void count_return_miss(okp_kretprobe* rp, unsigned int depth) {
+  count_rp_miss(rp, depth > 0 ? OKP_RP_MISS_REENTRY : OKP_RP_MISS_DISABLED);
+}
+
+}  // namespace
+
+// The trampoline's callback (preemption off: an RCU read side; arch/x86/return_stubs.S and
+// src/kernel/return.c): runs the return handler for the frame of stub `index` and answers the
+// real return address. Only the index and this CPU's state are kept across the handler's call;
+// the return address is read again after it (the stub is ours until release_frame pushes it).
 extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, unsigned long index,
                                             struct okp_cpu_state* cpu) {
   if (index >= arch::kReturnStubs) {
@@ -140,27 +126,33 @@ extern "C" OKP_HIT_PATH unsigned long okp_core_on_return(struct okp_regs* regs, 
     return 0;
   }
   StubState& st = g_stubs[index];
-  const unsigned long ret_addr = st.ret_addr;  // before the stub can be reused
-  arch::set_instruction_pointer(regs, ret_addr);
+  arch::set_instruction_pointer(regs, st.ret_addr);
   const StubLife was = life_of(__atomic_fetch_and(&st.life, ~kLifeMask, __ATOMIC_ACQ_REL));
+  if (__builtin_expect(was == kArmed, 1)) {
+    // Unregister's grace period waits for us (preemption is off) before it frees the pool.
+    okp_kretprobe* rp = st.pool->rp;
+    const unsigned int depth = cpu->depth;
+    if (depth > 0 || rp_disabled(rp)) {
+      count_return_miss(rp, depth);
+    } else if (rp->handler) {
+      // An idle CPU: frame 0 by the count alone, as the breakpoint and ftrace hits open it
+      // (core/cpu_frames.h): a return's kHandlers frame is never read.
+      open_first_frame(cpu);
+      rp->handler(st.instance, reinterpret_cast<pt_regs*>(regs));
+      close_first_frame(cpu);
+    }
+    const unsigned long ret_addr = g_stubs[index].ret_addr;
+    release_frame(static_cast<u32>(index), kArmed);
+    return ret_addr;
+  }
+  // Read before the exchange, as regs->ip holds it (a stub found free may be anyone's now).
+  const unsigned long ret_addr = arch::instruction_pointer(regs);
   if (was == kFree) {
     okp_seam_invariant_failed("a live frame's return stub was not in use", __FILE__, __LINE__);
     return ret_addr;
   }
-  if (was == kArmed) {
-    // Unregister's grace period waits for us (preemption is off) before it frees the pool.
-    okp_kretprobe* rp = st.pool->rp;
-    if (cpu->depth > 0) {
-      count_rp_miss(rp, OKP_RP_MISS_REENTRY);
-    } else if (rp_disabled(rp)) {
-      count_rp_miss(rp, OKP_RP_MISS_DISABLED);
-    } else if (rp->handler && push_frame(cpu, nullptr, kHandlers)) {
-      rp->handler(st.instance, reinterpret_cast<pt_regs*>(regs));
-      pop_frame(cpu);
-    }
-  }
   // kDetached: the probe is gone, no handler; the stub alone goes back.
-  release_frame(static_cast<u32>(index), was);
+  release_frame(static_cast<u32>(index), kDetached);
   return ret_addr;
 }
 

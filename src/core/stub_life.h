@@ -46,8 +46,9 @@ enum StubLife : u32 { kFree = 0, kArmed = 1, kDetached = 2 };
 
 // Per stub, global and never freed (see return_probe.h). The fields are written by whoever
 // popped the stub, before it publishes kArmed; they are read by whoever moves it out of
-// kArmed or kDetached.
-struct StubState {
+// kArmed or kDetached. A cache line each: the hit paths find a stub's state by a shift of its
+// index, and two CPUs using neighbouring stubs share no line.
+struct alignas(64) StubState {
   ReturnPool* pool;                // kArmed: the instance's pool (an RCU read side keeps it
                                    // alive); stale once kDetached, never followed then
   okp_kretprobe_instance* instance;  // kArmed: the frame's instance in pool
@@ -57,6 +58,7 @@ struct StubState {
   u64 life;                        // (arming sequence << 32) | StubLife
   u32 slot;                        // kArmed: the instance's index in pool
 };
+static_assert(sizeof(StubState) == 64, "a stub's state is one cache line");
 
 // The life word: its low half is the StubLife, its high half counts the stub's armings. An
 // exchange that expects the word it read (reclaim, detach) fails if the stub was released and
@@ -65,7 +67,8 @@ constexpr u64 kLifeMask = 0xffffffffu;
 [[gnu::always_inline]] inline StubLife life_of(u64 word) { return static_cast<StubLife>(word & kLifeMask); }
 [[gnu::always_inline]] inline u64 freed(u64 word) { return word & ~kLifeMask; }
 [[gnu::always_inline]] inline u64 with_life(u64 word, StubLife life) { return freed(word) | life; }
-[[gnu::always_inline]] inline u64 armed_again(u64 word) { return (freed(word) + (u64{1} << 32)) | kArmed; }
+// What arming adds to a free stub's word (low half kFree): the next sequence, and kArmed.
+constexpr u64 kArmOnce = (u64{1} << 32) | kArmed;
 
 extern StubState g_stubs[arch::kReturnStubs > 0 ? arch::kReturnStubs : 1];
 extern IndexStack g_free_stubs;  // stubs no frame uses
@@ -88,14 +91,36 @@ bool rp_disabled(const okp_kretprobe* rp);
 void count_rp_miss(okp_kretprobe* rp, okp_kretprobe_miss_cause cause);
 bool frame_is_gone(u32 index);
 bool try_reclaim(u32 index, StubLife life);
+
 // A stub its caller moved out of kArmed or kDetached: the instance back to its pool, the stub
-// back to the global stack.
-void release_frame(u32 index, StubLife was);
+// back to the global stack. The stub's fields are read before that push: once pushed, another
+// CPU may take it and write them. Always inlined: the return path runs it on every return
+// (a call and the registers kept across it cost as much as its work on an emulator).
+[[gnu::always_inline]] inline void release_frame(u32 index, StubLife was) {
+  if (was == kArmed) {
+    // The caller's RCU read side (or the registry lock) keeps the pool alive.
+    StubState& st = g_stubs[index];
+    ReturnPool* pool = st.pool;
+    const u32 slot = st.slot;
+    __atomic_fetch_sub(&pool->head.in_use, 1, __ATOMIC_RELAXED);
+    pool->free.push(slot);
+  }
+  g_free_stubs.push(index);
+  if (was == kDetached) __atomic_fetch_sub(&g_detached_live, 1, __ATOMIC_RELEASE);
+}
 void give_back_reclaimed(u32 index, StubLife was);
-// A free stub for a frame (the entry path), or kNoStub when all are in use (an index, not an
-// out-parameter: the hit path takes no local's address, so it needs no stack canary).
-constexpr u32 kNoStub = ~0u;
-u32 take_stub();
+
+// A free stub for a frame (the entry path), false when all are in use. Raises g_stubs_high
+// past it first: a scan that starts once the stub is armed covers it. Always inlined into the
+// entry (no call and no registers kept across one on every hit).
+[[gnu::always_inline]] inline bool take_stub(u32* index) {
+  if (!g_free_stubs.pop(index)) return false;
+  u32 high = __atomic_load_n(&g_stubs_high, __ATOMIC_RELAXED);
+  while (*index >= high && !__atomic_compare_exchange_n(&g_stubs_high, &high, *index + 1, true,
+                                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+  }
+  return true;
+}
 void reclaim_if_owned_by(u32 index, const void* task);
 // Reclaims the armed stubs of pool whose frames are gone (registry lock or RCU read side).
 u32 reclaim_pool(ReturnPool* pool);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The C side of the return trampoline (arch/<arch>/return_stubs.S): the stub's common part
- * calls okp_return_trampoline_handler() with the saved pt_regs and the stub's index. The
+ * calls okp_return_trampoline_handler() with the saved pt_regs and the stub's index (x86-64's
+ * does what it does itself). The
  * handler runs with preemption off, as the kernel's rethook handlers do (not interrupts: on
  * an emulator re-enabling them ends the translated block, which cost a fifth of a return
  * probe's hit): it stays on this CPU, the per-CPU frames see a probe hit inside it (or in an
@@ -25,6 +26,10 @@
 #include "okp_glue.h"
 
 unsigned long okp_return_trampoline_handler(struct pt_regs *regs, unsigned long index);
+
+/* The stubs' common part calls this on arm64 and riscv64; x86-64's does the same itself
+ * (arch/x86/return_stubs.S), a call level less on every return. Either way it stays the root
+ * the trap-path walk starts the return path from (blacklist.c): it reaches the core's. */
 
 unsigned long notrace okp_return_trampoline_handler(struct pt_regs *regs, unsigned long index)
 {

@@ -34,6 +34,39 @@ TEST(IndexStack, LifoOnOneThread) {
   EXPECT_FALSE(s.pop(&i));
 }
 
+// What ABA safety rests on (index_stack.h): with the tag changed by pops only, whatever brings
+// the head back to the index a pop read changes the head word, so that pop's compare-exchange
+// fails; here the interleaving a stopped pop would see, done on one thread, with the pop's own
+// compare-exchange replayed against the head it read.
+TEST(IndexStack, APopRacingAPopAndPushOfItsIndexFails) {
+  Stack s;
+  s.push(9);
+  s.push(5);
+  s.push(3);
+  okp::u64 read = s.head;  // the stopped pop read index 3, whose link is 5
+  const okp::u32 link = g_links[3];
+  okp::u32 i, j;
+  ASSERT_TRUE(s.pop(&i));  // others: 3 and 5 go, 3 comes back above 9
+  ASSERT_TRUE(s.pop(&j));
+  s.push(i);
+  EXPECT_EQ(static_cast<okp::u32>(s.head), static_cast<okp::u32>(read)) << "index 3 on top again";
+  const okp::u64 stale = (((read >> 32) + 1) << 32) | link;  // would make 5 (taken) the top
+  EXPECT_FALSE(__atomic_compare_exchange_n(&s.head, &read, stale, false, __ATOMIC_ACQ_REL,
+                                           __ATOMIC_ACQUIRE));
+  // A push alone leaves the tag, and pushes only never bring a popped head back.
+  const okp::u64 before = s.head;
+  s.push(j);
+  EXPECT_EQ(s.head >> 32, before >> 32);
+  EXPECT_NE(static_cast<okp::u32>(s.head), static_cast<okp::u32>(before));
+  ASSERT_TRUE(s.pop(&i));
+  EXPECT_EQ(i, j);
+  ASSERT_TRUE(s.pop(&i));
+  EXPECT_EQ(i, 3u);
+  ASSERT_TRUE(s.pop(&i));
+  EXPECT_EQ(i, 9u);
+  EXPECT_FALSE(s.pop(&i));
+}
+
 // Threads take an index from one of two stacks and put it back on the other, as the entry
 // path pops a pool's stub and a return on another CPU pushes it; long enough that threads
 // share the two cores' time slices. Afterwards every index is on exactly one stack once.

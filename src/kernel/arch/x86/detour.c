@@ -45,9 +45,10 @@ static_assert(offsetof(struct okp_cpu_state, depth) == 0 &&
 	      "detour_entry.S reads okp_cpu_state.depth as the 4 bytes at its start");
 
 /*
- * The pre entry's preempt_enable_notrace() found a reschedule due (the count went to 0 with
- * the folded need-resched bit): count one more and drop it through the kernel's own helper,
- * which reschedules if this context may.
+ * The pre entry's preempt_enable_notrace() (or the return stubs' common part's,
+ * arch/x86/return_stubs.S) found a reschedule due (the count went to 0 with the folded
+ * need-resched bit): count one more and drop it through the kernel's own helper, which
+ * reschedules if this context may.
  */
 void notrace okp_detour_resched(void)
 {

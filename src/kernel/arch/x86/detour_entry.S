@@ -21,16 +21,8 @@
 #include <asm/segment.h>
 #include <asm/unwind_hints.h>
 
-#include <linux/version.h>
-
 #include "detour_layout.h"
-
-/* The preempt count, by its per-CPU symbol (exported): it moved into pcpu_hot in 6.2. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-#define OKP_PREEMPT_COUNT pcpu_hot + OKP_PCPU_HOT_PREEMPT_COUNT
-#else
-#define OKP_PREEMPT_COUNT __preempt_count
-#endif
+#include "preempt_count.h"
 
 	/* .kprobes.text: the hit path, never probed (okprobes' text is blacklisted whole). */
 	.section .kprobes.text, "ax"

@@ -46,3 +46,11 @@ OKP_SAME_OFFSET(OKP_PT_ORIG_AX, orig_ax); OKP_SAME_OFFSET(OKP_PT_IP, ip);
 OKP_SAME_OFFSET(OKP_PT_CS, OKP_PT_CS_FIELD); OKP_SAME_OFFSET(OKP_PT_FLAGS, flags);
 OKP_SAME_OFFSET(OKP_PT_SP, sp); OKP_SAME_OFFSET(OKP_PT_SS, OKP_PT_SS_FIELD);
 static_assert(OKP_PT_SIZE == sizeof(struct pt_regs), "OKP_PT_SIZE is not sizeof(struct pt_regs)");
+
+/* The core reads the current task as %gs:pcpu_hot from 6.2 on (arch/x86/probe_arch.h,
+ * current_task(); Kbuild picks the symbol): it must be the struct's first field. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#include <asm/current.h>
+static_assert(offsetof(struct pcpu_hot, current_task) == 0,
+	      "the core reads current as pcpu_hot's first word");
+#endif
