@@ -176,6 +176,16 @@ static int exiter(void *arg)
 	return 0;	/* not reached */
 }
 
+/* Where the churn's time goes (printed): registering, unregistering, the slowest cycle. */
+static u64 register_ns, unregister_ns, slowest_cycle_ns;
+
+static void note_cycle(u64 reg_ns, u64 unreg_ns)
+{
+	register_ns += reg_ns;
+	unregister_ns += unreg_ns;
+	slowest_cycle_ns = max(slowest_cycle_ns, reg_ns + unreg_ns);
+}
+
 /* One register/unregister cycle of the two churned probes (small pools: misses are fine). */
 static int churn_once(unsigned long n)
 {
@@ -188,6 +198,7 @@ static int churn_once(unsigned long n)
 		.handler = inner_return, .data_size = sizeof(struct okp_rs_data), .maxactive = 4,
 	};
 	int ret;
+	u64 t0 = ktime_get_ns(), t1, t2;
 
 	ret = okp_register_kretprobe(&outer);
 	if (ret)
@@ -197,8 +208,10 @@ static int churn_once(unsigned long n)
 		okp_unregister_kretprobe(&outer);
 		return ret;
 	}
+	t1 = ktime_get_ns();
 	if (n & 1)
 		udelay(50);	/* let some frames take the churned stubs */
+	t2 = ktime_get_ns();
 	if (n & 2) {	/* unregister in the other order: outer frames keep a detached stub */
 		okp_unregister_kretprobe(&outer);
 		okp_unregister_kretprobe(&inner);
@@ -206,16 +219,26 @@ static int churn_once(unsigned long n)
 		okp_unregister_kretprobe(&inner);
 		okp_unregister_kretprobe(&outer);
 	}
+	note_cycle(t1 - t0, ktime_get_ns() - t2);
 	return 0;
 }
 
-/* Exited tasks are freed after an RCU grace period: wait for their instances to come back. */
-static unsigned long wait_stubs_back(void)
+/*
+ * Exited tasks are freed after an RCU grace period: wait for their instances to come back.
+ * Through the kernel (its rethook, or its kretprobe trampoline) an exited task's instance goes
+ * back to the pool with the task but stays counted in use until the kernel hands it out again
+ * (see the pass condition): `settled` of them stay counted however long one waits, so only
+ * more than that is waited for (waiting for them took every round of the loop, for nothing:
+ * docs/testing.md).
+ */
+static unsigned long wait_stubs_back(unsigned long settled)
 {
-	unsigned long in_use = okp_return_stubs_in_use();
+	unsigned long in_use;
 	int i;
 
-	for (i = 0; i < 200 && in_use; i++) {
+	rcu_barrier();	/* the exited tasks already reaped give their instances back */
+	in_use = okp_return_stubs_in_use();
+	for (i = 0; i < 200 && in_use > settled; i++) {
 		rcu_barrier();
 		msleep(10);
 		in_use = okp_return_stubs_in_use();
@@ -230,7 +253,7 @@ static int __init okp_retstress_init(void)
 	unsigned int i;
 	int ret, err = 0;
 	bool pass, rethook, exits_accounted;
-	u64 start;
+	u64 start, churn_end, settle_ns;
 
 	steady.kp.addr = (void *)okp_rs_fn;
 	ret = okp_register_kretprobe(&steady);
@@ -259,12 +282,16 @@ static int __init okp_retstress_init(void)
 		cycles++;
 	}
 	WRITE_ONCE(stop, true);
+	churn_end = ktime_get_ns();
 	wait_for_completion(&threads_done);
 	for (i = 0; i < exits; i++)
 		wait_for_completion(&okp_rs_exited);
 
 	/* Nothing runs okp_rs_fn now: only exited frames can still hold instances. */
-	in_use_before = wait_stubs_back();
+	rethook = !okp_return_stubs_reason();
+	settle_ns = ktime_get_ns();
+	in_use_before = wait_stubs_back(rethook ? exits - min(exits, steady.nreclaimed) : 0);
+	settle_ns = ktime_get_ns() - settle_ns;
 	reclaimed = steady.nreclaimed;
 	okp_unregister_kretprobe(&steady);
 	in_use_after = okp_return_stubs_in_use();
@@ -277,7 +304,6 @@ static int __init okp_retstress_init(void)
 	 * reclaimed (and no longer in use) only when the kernel hands it out again: every exit is
 	 * one or the other.
 	 */
-	rethook = !okp_return_stubs_reason();
 	exits_accounted = rethook ? reclaimed + in_use_before == exits
 				  : reclaimed == exits && in_use_before == 0;
 	pass = !err && entries == total + exits && returns == total && exits_accounted &&
@@ -285,12 +311,14 @@ static int __init okp_retstress_init(void)
 	       steady.kp.nmissed == 0 && in_use_after == 0 &&
 	       atomic_long_read(&wrong_results) == 0 && atomic_long_read(&wrong_pairs) == 0 &&
 	       total >= callers * calls && atomic_long_read(&preemptible_handlers) == 0;
-	pr_info("OKP-RETSTRESS: %s return=%s calls=%lu exits=%lu steady_entries=%ld steady_returns=%ld reclaimed=%lu peak=%u missed=%d/%lu/%lu wrong_results=%ld wrong_pairs=%ld churn_cycles=%lu churn_returns=%ld stubs_in_use_before=%lu after=%lu ms=%llu preemptible_handlers=%ld\n",
+	pr_info("OKP-RETSTRESS: %s return=%s calls=%lu exits=%lu steady_entries=%ld steady_returns=%ld reclaimed=%lu peak=%u missed=%d/%lu/%lu wrong_results=%ld wrong_pairs=%ld churn_cycles=%lu churn_returns=%ld stubs_in_use_before=%lu after=%lu ms=%llu churn_ms=%llu register_ms=%llu unregister_ms=%llu slowest_cycle_ms=%llu settle_ms=%llu preemptible_handlers=%ld\n",
 		pass ? "PASS" : "FAIL", okp_return_route(), total, exits, entries, returns, reclaimed, steady.peak,
 		steady.nmissed, steady.nmissed_by[OKP_RP_MISS_REENTRY], steady.kp.nmissed,
 		atomic_long_read(&wrong_results), atomic_long_read(&wrong_pairs), cycles,
 		atomic_long_read(&churn_returns), in_use_before, in_use_after,
-		(ktime_get_ns() - start) / 1000000, atomic_long_read(&preemptible_handlers));
+		(ktime_get_ns() - start) / 1000000, (churn_end - start) / 1000000,
+		register_ns / 1000000, unregister_ns / 1000000, slowest_cycle_ns / 1000000,
+		settle_ns / 1000000, atomic_long_read(&preemptible_handlers));
 	return 0;
 }
 
