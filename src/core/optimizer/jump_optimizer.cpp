@@ -452,14 +452,18 @@ void JumpOptimizer::switch_jumps(Locked lock, Site* batch, bool to_jump) {
   for (Site* s = batch; s; s = s->jump.next_switching) {
     arch::JumpSwitch& t = s->jump.text_switch;
     t = {s->addr, arch::breakpoint_of(s->plan), s->jump.jump, s->original, s->jump.jump_size,
-         false, text};
+         false, nullptr, text};
     text = &t;
   }
   arch::switch_jumps(text, to_jump);
   for (Site* s = batch; s;) {
     Site* next = s->jump.next_switching;
     s->jump.next_switching = nullptr;
-    if (s->jump.text_switch.failed) {
+    if (s->jump.text_switch.failed && s->jump.text_switch.busy) {
+      // Not written now (riscv64: a task may be stopped inside the region): the text is as it
+      // was, and the reason is the site's until a later try.
+      set_not_optimized(lock, *s, s->jump.text_switch.busy);
+    } else if (s->jump.text_switch.failed) {
       // The text is not what the site says: left as it is, said so.
       okp_seam_invariant_failed("optimized site's text changed under us", __FILE__, __LINE__);
     } else {
@@ -481,12 +485,16 @@ void JumpOptimizer::unoptimize(Locked lock, Site& s) {
 ErrorOr<void> JumpOptimizer::arm_jump(Locked lock, Site& s) {
   const bool post = has_post_handler(s);
   if (s.jump.cannot_optimize && s.jump.planned_for_post != post) s.jump.cannot_optimize = false;
+  bool busy = false;
   if (!s.jump.cannot_optimize && (s.detour_copy || plan(lock, s, post))) {
     s.jump.next_switching = nullptr;
     switch_jumps(lock, &s, true);
     if (s.state == SiteState::kOptimized) return {};
+    busy = s.jump.text_switch.busy != nullptr;
   }
-  return Error::formatted(Errno::kOpNotSupp, "%s; and no jump: %s", arch::breakpoints_missing(),
+  // A jump not written for now (busy) may be on a later try: EBUSY, not "unsupported".
+  const Errno err = busy ? Errno::kBusy : Errno::kOpNotSupp;
+  return Error::formatted(err, "%s; and no jump: %s", arch::breakpoints_missing(),
                           s.jump.not_optimized[0] ? s.jump.not_optimized
                                                   : "the text changed under us");
 }
