@@ -115,10 +115,6 @@ int okp_seam_tasks_outside(struct okp_text_span *spans, unsigned long n)
 	return !preempt_model_preemptible();
 }
 
-void okp_task_snapshot_debugfs(struct dentry *dir)
-{
-}
-
 /* The module whose core text holds addr, with a reference to keep its tables; NULL: vmlinux
  * (or nobody's). */
 static struct module *okp_module_get(okp_addr_t addr)

@@ -22,15 +22,18 @@
  */
 #define pr_fmt(fmt) "okprobes: " fmt
 
+#include <linux/debugfs.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/preempt.h>
 #include <linux/ptrace.h>
+#include <linux/seq_file.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "kernel/okp_glue.h"
@@ -48,6 +51,13 @@ static struct okp_riscv_text_range okp_entry_code[5];
 static unsigned int okp_n_entry_code;
 static const char *okp_look_missing;
 static bool okp_look_prepared;
+
+/* What debugfs switch_look shows; written by the one hart that looks, inside the stop. */
+static struct {
+	unsigned long looks, proven, inside, unknown;
+	unsigned int last_tasks;
+	char last_why[160];
+} okp_look_stats;
 
 /* A code symbol's [start, end) from kallsyms, 0 when not found or implausible. */
 static bool okp_code_extent(unsigned long addr, struct okp_riscv_text_range *out)
@@ -229,5 +239,42 @@ int okp_riscv_task_look(const struct okp_riscv_patch *patches, unsigned int n, c
 	proven = 1;
 out:
 	rcu_read_unlock();
+	okp_look_stats.looks++;
+	okp_look_stats.last_tasks = tasks;
+	if (proven) {
+		okp_look_stats.proven++;
+	} else {
+		if (strstr(why, "is stopped inside"))
+			okp_look_stats.inside++;
+		else
+			okp_look_stats.unknown++;
+		strscpy(okp_look_stats.last_why, why, sizeof(okp_look_stats.last_why));
+	}
 	return proven;
+}
+
+static int okp_switch_look_show(struct seq_file *m, void *v)
+{
+	const char *missing = okp_look_prepared ? okp_look_missing : NULL;
+
+	seq_printf(m, "method: %s\n",
+		   !preempt_model_preemptible() ?
+		   "none needed (no kernel preemption: a task stops only at a call)" :
+		   missing ? "none: jumps refused" :
+		   "every task's stack read in each switch's stop_machine");
+	if (missing)
+		seq_printf(m, "missing: %s\n", missing);
+	seq_printf(m, "looks: %lu\nproven: %lu\nrefused_task_inside: %lu\nrefused_unreadable: %lu\n",
+		   okp_look_stats.looks, okp_look_stats.proven, okp_look_stats.inside,
+		   okp_look_stats.unknown);
+	seq_printf(m, "last_tasks_read: %u\nlast_refusal: %s\n", okp_look_stats.last_tasks,
+		   okp_look_stats.last_why[0] ? okp_look_stats.last_why : "-");
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(okp_switch_look);
+
+/* debugfs okprobes/switch_look (called for every arch's optimizer_waits slot). */
+void okp_task_snapshot_debugfs(struct dentry *dir)
+{
+	debugfs_create_file("switch_look", 0400, dir, NULL, &okp_switch_look_fops);
 }
