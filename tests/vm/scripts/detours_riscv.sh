@@ -206,6 +206,22 @@ if grep -q "^method: every task's stack" $d/switch_look 2>/dev/null; then
   sed 's/^/# switch_look: /' $d/switch_look
   check "the switches' task look ran and proved them (a preemptible kernel)" \
     sh -c "[ \$(sed -n 's/^proven: //p' $d/switch_look) -gt 0 ]"
+  # 5. Switches while kernel threads spin through the region and are preempted inside it
+  #    (tests/vm/modules/preempt_spin_riscv.c): every result right, and the look seen finding
+  #    a thread inside and keeping the switch off that instant.
+  if [ -f /okp/okp_preempt_spin.ko ]; then
+    inside0=$(sed -n 's/^refused_task_inside: //p' $d/switch_look)
+    dmesg -c > /dev/null
+    insmod /okp/okp_preempt_spin.ko cycles=${PSPIN_CYCLES:-6}
+    dmesg | grep 'OKP-PSPIN' | sed 's/^/# /'
+    sed 's/^/# switch_look: /' $d/switch_look
+    check "switches while threads are preempted in the region: every result right (okp_preempt_spin)" \
+      sh -c "dmesg | grep -q 'OKP-PSPIN: PASS'"
+    check "the look found a thread stopped inside the region and kept the switch off it" \
+      sh -c "[ \$(sed -n 's/^refused_task_inside: //p' $d/switch_look) -gt ${inside0:-0} ]"
+    rmmod okp_preempt_spin
+    check "list is empty after it" sh -c "[ ! -s $d/list ]"
+  fi
 fi
 
 rmmod okp_target
