@@ -180,7 +180,7 @@ void switch_jumps(JumpSwitch* batch, bool to_jump) {
       for (usize i = 0; i < s->jump_size; ++i)
         bp[i] = i < s->breakpoint.size ? s->breakpoint.bytes[i] : s->original[i];
       patches[n] = {s->addr, to_jump ? s->jump : bp, to_jump ? bp : s->jump, s->jump_size, 0,
-                    s->breakpoint.size};
+                    s->breakpoint.size, static_cast<unsigned char>(to_jump && s->jump_size == 8)};
       sites[n] = s;
     }
     busy_why[0] = '\0';

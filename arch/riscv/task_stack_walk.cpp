@@ -59,7 +59,7 @@ class TaskWalk {
   }
 
   bool inside(okp_addr pc) {
-    if (!strictly_inside(env_, pc)) return false;
+    if (!strictly_inside(env_, pc) && !(env_.keeps_switch && env_.keeps_switch(pc))) return false;
     at_ = pc;
     return true;
   }

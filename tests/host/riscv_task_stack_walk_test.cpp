@@ -272,4 +272,21 @@ TEST_F(TaskStackWalk, AReturnAddressInsideTheRegionCounts) {
   EXPECT_EQ(walk(kRegion + 2, fp, fp - 32), OKP_RISCV_TASK_INSIDE);
 }
 
+int g_keeps_pc_calls = 0;
+int keeps_detour_pc(okp_addr_t pc) {
+  ++g_keeps_pc_calls;
+  return pc >= kText + 0xc000 && pc < kText + 0xc100;  // "a detour of a site being switched"
+}
+
+TEST_F(TaskStackWalk, ATaskInADetourOfASwitchedSiteKeepsTheSwitch) {
+  // Preempted in the detour's copy (its pc there), or with a return into it on the stack.
+  env_.keeps_switch = keeps_detour_pc;
+  Preempted p = preempted_at(kText + 0xc040, kText + 0x7004, true);
+  EXPECT_EQ(walk(kText + 0x5000, p.sched_cfa, p.sched_cfa - 32), OKP_RISCV_TASK_INSIDE);
+  EXPECT_EQ(where_, kText + 0xc040);
+  p = preempted_at(kText + 0x9000, kText + 0x9100, true);
+  EXPECT_EQ(walk(kText + 0x5000, p.sched_cfa, p.sched_cfa - 32), OKP_RISCV_TASK_OUTSIDE) << why_;
+  EXPECT_GT(g_keeps_pc_calls, 0);
+}
+
 }  // namespace

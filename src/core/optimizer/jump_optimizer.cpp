@@ -508,6 +508,7 @@ bool JumpOptimizer::rejump(Locked lock, Site& s, bool any_post) {
   const u16 old_size = j.detour_size;
   const bool old_post = j.detour_post;
   u8 old_jump[arch::kJumpCapacity];
+  const usize old_jump_size = j.jump_size;
   for (usize i = 0; i < j.jump_size; ++i) old_jump[i] = j.jump[i];
   j.detour = 0;
   j.planned_copy = 0;
@@ -520,8 +521,18 @@ bool JumpOptimizer::rejump(Locked lock, Site& s, bool any_post) {
     __atomic_store_n(&s.detour_copy, old_copy, __ATOMIC_RELEASE);
     return false;
   }
+  // The two jumps may differ in size (riscv64: a jal where the new detour is within its
+  // reach, the auipc/jalr pair where not): one write covers the longer, the shorter jump
+  // followed by the original bytes (plan() recovered them for each size it planned), so
+  // no half of the old pair is left behind the new jal for its detour's way back to land on.
+  const usize n = old_jump_size > j.jump_size ? old_jump_size : j.jump_size;
+  u8 want[arch::kJumpCapacity], expect[arch::kJumpCapacity];
+  for (usize i = 0; i < n; ++i) {
+    want[i] = i < j.jump_size ? j.jump[i] : s.original[i];
+    expect[i] = i < old_jump_size ? old_jump[i] : s.original[i];
+  }
   okp_seam_text_lock();
-  const int err = okp_seam_poke_text(s.addr, j.jump, old_jump, j.jump_size);
+  const int err = okp_seam_poke_text(s.addr, want, expect, n);
   okp_seam_text_sync();
   okp_seam_text_unlock();
   if (err) {

@@ -30,6 +30,10 @@ struct okp_riscv_patch {
 	unsigned char len;
 	unsigned char failed;
 	unsigned char breakpoint_size;	/* okp_riscv_patch_behind_breakpoints: expect's first bytes */
+	/* A switch to the auipc/jalr pair from text that was not one (the original, or a jal):
+	 * a detour of this site planned for a jal may still hold tasks, whose way back lands
+	 * strictly inside the pair (the task look waits for them, task_look.c). */
+	unsigned char check_detours;
 };
 /*
  * Every site of patches[0..n) written with every other hart stopped, under text_mutex. On a

@@ -38,6 +38,7 @@
 
 #include "kernel/okp_glue.h"
 #include "okp_riscv.h"
+#include "seam/jump_services.h"
 #include "task_stack_walk.h"
 #include "text_patch.h"
 
@@ -45,6 +46,16 @@
 #define OKP_LOOK_MAX_TASKS 20000
 /* No fork return or exception entry is longer (a symbol's extent beyond is not that code). */
 #define OKP_ENTRY_CODE_MAX 0x4000
+
+/* The longest detour (arch::kMaxDetourSize) and its cells' alignment (arch::kSlotSize). */
+#define OKP_DETOUR_MAX 192
+#define OKP_DETOUR_CELL 16
+
+/* The detours' common entries (detour_entry.S), found once. */
+static struct okp_riscv_text_range okp_detour_entries[2];
+/* The sites of the switch being looked at (set inside the stop, read by the walk). */
+static const struct okp_riscv_patch *okp_look_patches;
+static unsigned int okp_look_n;
 
 /* The entry code's ranges: handle_exception's, and the fork returns'. */
 static struct okp_riscv_text_range okp_entry_code[5];
@@ -122,7 +133,50 @@ const char *okp_riscv_task_look_missing(void)
 			okp_n_entry_code++;
 	if (okp_n_entry_code == 1)
 		return okp_look_missing = "no fork return (ret_from_fork) in kallsyms";
+	if (!okp_code_extent(okp_seam_detour_entry(0), &okp_detour_entries[0]) ||
+	    !okp_code_extent(okp_seam_detour_post_entry(), &okp_detour_entries[1]))
+		return okp_look_missing = "okprobes' own detour entries have no extent in kallsyms";
 	return NULL;
+}
+
+/*
+ * A task in a detour goes back to the probed code where the detour's region ended (or to a
+ * branch's target out of it). A detour retired from a site stays, with tasks preempted in it,
+ * until a tasks-RCU grace period, and the site may meanwhile get a jump of another form: a jal
+ * (4 bytes) covers a region ending at +4 or +6, strictly inside a pair written later (the
+ * other way round the pair's region ends past the jal). So when a switch writes a pair over
+ * text that was no pair (okp_riscv_patch's check_detours), a task whose pc or return address
+ * is in a detour of that site (its header, at the detour's first cell, names the probe), or
+ * in the detours' entries (on its way back to some detour), keeps the switch. After it no task
+ * is in a jal's detour of the site, and none can enter one until the site is a jal again.
+ */
+static int okp_look_keeps_switch(okp_addr_t pc)
+{
+	const okp_addr_t slots = (okp_addr_t)okp_slot_area_start;
+	const okp_addr_t slots_end = (okp_addr_t)okp_slot_area_end;
+	okp_addr_t cell;
+	unsigned int i;
+
+	for (i = 0; i < okp_look_n && !okp_look_patches[i].check_detours; i++)
+		;
+	if (i == okp_look_n)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(okp_detour_entries); i++)
+		if (pc >= okp_detour_entries[i].start && pc < okp_detour_entries[i].end)
+			return 1;
+	if (pc < slots || pc >= slots_end)
+		return 0;
+	for (cell = pc & ~(okp_addr_t)(OKP_DETOUR_CELL - 1);
+	     cell >= slots && pc - cell < OKP_DETOUR_MAX; cell -= OKP_DETOUR_CELL) {
+		unsigned long probe;
+
+		if (copy_from_kernel_nofault(&probe, (const void *)cell, sizeof(probe)))
+			return 1;
+		for (i = 0; i < okp_look_n; i++)
+			if (okp_look_patches[i].check_detours && probe == okp_look_patches[i].addr)
+				return 1;
+	}
+	return 0;
 }
 
 static int okp_look_read_word(okp_addr_t addr, unsigned long *value)
@@ -162,7 +216,7 @@ static int okp_look_task(const struct okp_riscv_walk_env *env, struct task_struc
 	if (r == OKP_RISCV_TASK_OUTSIDE)
 		return 1;
 	if (r == OKP_RISCV_TASK_INSIDE)
-		snprintf(why, why_len, "task %d (%s) is stopped inside the region at %pS",
+		snprintf(why, why_len, "task %d (%s) is stopped inside the region (or in its detour) at %pS",
 			 task_pid_nr(t), t->comm, (void *)where);
 	else
 		snprintf(why, why_len, "the stack of task %d (%s) cannot be read to its end: %s (at %#lx)",
@@ -195,6 +249,7 @@ int okp_riscv_task_look(const struct okp_riscv_patch *patches, unsigned int n, c
 		.n_inside = n,
 		.read_word = okp_look_read_word,
 		.is_text = okp_look_is_text,
+		.keeps_switch = okp_look_keeps_switch,
 	};
 	struct task_struct *g, *t;
 	unsigned int tasks = 0, queued = 0, i, running;
@@ -209,6 +264,8 @@ int okp_riscv_task_look(const struct okp_riscv_patch *patches, unsigned int n, c
 		inside[i].start = patches[i].addr;
 		inside[i].end = patches[i].addr + patches[i].len;
 	}
+	okp_look_patches = patches;
+	okp_look_n = n;
 	rcu_read_lock();
 	for_each_process_thread(g, t) {
 		if (++tasks > OKP_LOOK_MAX_TASKS) {

@@ -42,6 +42,12 @@ struct okp_riscv_walk_env {
 	/* The ranges no task may be stopped strictly inside: (start, end). */
 	const struct okp_riscv_text_range *inside;
 	unsigned long n_inside;
+	/*
+	 * Whether a pc outside those ranges still keeps the switch (nonzero): a task in a detour
+	 * of a site being switched, whose way back lands where that detour's region ended, which
+	 * may be strictly inside the jump written now. NULL: none does.
+	 */
+	int (*keeps_switch)(okp_addr_t pc);
 	/* One aligned word of the stack, or nonzero when it cannot be read. */
 	int (*read_word)(okp_addr_t addr, unsigned long *value);
 	/* Whether addr is kernel or module text (a return address must be). */

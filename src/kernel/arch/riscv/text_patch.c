@@ -176,7 +176,7 @@ static int okp_switch_stopped_cb(void *arg)
 }
 
 /* How often a switch to the jump is tried before the registration is refused (each a stop). */
-#define OKP_SWITCH_TRIES 8
+#define OKP_SWITCH_TRIES 16
 /* The longest wait between two stops, in ms: the tasks get the harts back meanwhile. */
 #define OKP_SWITCH_BACKOFF_MAX 200
 
@@ -388,7 +388,13 @@ void okp_seam_text_unlock(void)
 int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, unsigned long len)
 {
 	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
-	struct okp_riscv_patch patch = { addr, bytes, expect, (unsigned char)len, 0 };
+	const u8 *b = bytes, *e = expect;
+	/* To a pair from a jal (a pair's first parcels: auipc, then jalr x0): the old jal's
+	 * detour may still hold tasks (okp_riscv_patch's check_detours). */
+	const bool to_pair = len == 8 && (b[0] & 0x7f) == 0x17 && (b[4] & 0x7f) == 0x67;
+	const bool from_pair = e && (e[0] & 0x7f) == 0x17 && (e[4] & 0x7f) == 0x67;
+	struct okp_riscv_patch patch = { addr, bytes, expect, (unsigned char)len, 0, 0,
+					 to_pair && !from_pair };
 	unsigned int tries = 0, ms = 2;
 	char why[160];
 	int ret;
