@@ -327,8 +327,12 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
   if (!refuse_region(lock, s, planned, why, sizeof(why), &for_good)) {
     const arch::DetourPlan& plan = planned.value();
     const usize bp_size = arch::breakpoint_of(s.plan).size;
+    // The live text past the breakpoint, read into a copy: on a jump over a jump (rejump) the
+    // site's own jump is there, and recover_original puts its bytes back from s.original,
+    // which must not have been overwritten with them first.
+    u8 text[arch::kMaxPatchSize];
     if (plan.jump_size > bp_size &&
-        okp_seam_read_nofault(s.original + bp_size, s.addr + bp_size, plan.jump_size - bp_size)) {
+        okp_seam_read_nofault(text + bp_size, s.addr + bp_size, plan.jump_size - bp_size)) {
       okp_seam_format(why, sizeof(why), "not optimized: cannot read the text at %#lx", s.addr);
     } else if (plan.size > j.detour_size) {
       // detour_size_in's bound did not hold: a bug, and no byte past the cells is written.
@@ -343,9 +347,10 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
     } else {
       // The bytes past the breakpoint (x86-64: the jump is longer; arm64: both are one
       // word, and the site's original word is already whole).
-      if (plan.jump_size > bp_size)
-        registry().recover_original(s.addr + bp_size, s.original + bp_size,
-                                    plan.jump_size - bp_size);
+      if (plan.jump_size > bp_size) {
+        registry().recover_original(s.addr + bp_size, text + bp_size, plan.jump_size - bp_size);
+        for (usize i = bp_size; i < plan.jump_size; ++i) s.original[i] = text[i];
+      }
       j.region_length = plan.region_length;
       j.region_insns = plan.region_insns;
       for (usize i = 0; i < plan.jump_size; ++i) j.jump[i] = plan.jump[i];
