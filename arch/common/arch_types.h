@@ -60,6 +60,9 @@ struct JumpSwitch {
   const u8* original = nullptr;  // the original bytes the jump covers (jump_size)
   u8 jump_size = 0;
   bool failed = false;  // out: the text was not what it should be; left as it was found
+  // out, with failed: not written now, and why (riscv64: no proof that no task is stopped
+  // inside the region); a later try may write it. A static string.
+  const char* busy = nullptr;
   JumpSwitch* next = nullptr;
 };
 

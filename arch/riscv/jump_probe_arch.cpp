@@ -183,8 +183,11 @@ void switch_jumps(JumpSwitch* batch, bool to_jump) {
   okp_riscv_patch patches[kChunk];
   u8 breakpoint_text[kChunk][kJumpCapacity];  // the breakpoint, then the original's rest
   JumpSwitch* sites[kChunk];
+  // Why a switch to the jump was not written (a registration's error names it); switches run
+  // under the registry lock, one at a time.
+  static char busy_why[160];
   // From a breakpoint that traps to the jump nothing is stopped (text_patch.c says why);
-  // every other switch is.
+  // every other switch is, and the way back is tried until it is written.
   const bool behind_breakpoints = to_jump && !no_breakpoint_trap();
   JumpSwitch* s = batch;
   while (s) {
@@ -194,12 +197,17 @@ void switch_jumps(JumpSwitch* batch, bool to_jump) {
       for (usize i = 0; i < s->jump_size; ++i)
         bp[i] = i < s->breakpoint.size ? s->breakpoint.bytes[i] : s->original[i];
       patches[n] = {s->addr, to_jump ? s->jump : bp, to_jump ? bp : s->jump, s->jump_size, 0,
-                    s->breakpoint.size};
+                    s->breakpoint.size, static_cast<unsigned char>(to_jump && s->jump_size == 8)};
       sites[n] = s;
     }
-    const bool written = (behind_breakpoints ? okp_riscv_patch_behind_breakpoints(patches, n)
-                                             : okp_riscv_patch_stopped(patches, n)) == 0;
-    for (unsigned int i = 0; i < n; ++i) sites[i]->failed = !written || patches[i].failed;
+    busy_why[0] = '\0';
+    const int err = behind_breakpoints
+                        ? okp_riscv_patch_behind_breakpoints(patches, n)
+                        : okp_riscv_patch_stopped(patches, n, to_jump, busy_why, sizeof(busy_why));
+    for (unsigned int i = 0; i < n; ++i) {
+      sites[i]->failed = err || patches[i].failed;
+      sites[i]->busy = err == -static_cast<int>(Errno::kBusy) && busy_why[0] ? busy_why : nullptr;
+    }
   }
 }
 

@@ -43,12 +43,14 @@ inline okp_addr_t detour_post_resume(okp_addr_t ret) { return riscv::detour_post
 // half after a switch back, and without a breakpoint trap the original is arbitrary. On a
 // kernel that preempts no kernel code, every hart in the stopper is at an instant where no
 // task is inside any region (a task sleeps only in a call, and a region's call is its last
-// instruction), so all of a site's bytes are written at once, both ways. From a breakpoint
-// that traps to the jump nothing is stopped: the bytes after the breakpoint first, then the
-// breakpoint's (the optimizer waited until no context is inside the region, as on x86-64). A
-// preemptible kernel is refused both ways (its tasks may be preempted anywhere).
+// instruction), so all of a site's bytes are written at once, both ways. On one that preempts,
+// the stop reads every task's stack first (src/kernel/arch/riscv/task_look.c) and writes only
+// when none is stopped inside a region, else tries again: the way back until it is written,
+// the way in a few times, then the site fails with busy saying why. From a breakpoint that
+// traps to the jump nothing is stopped: the bytes after the breakpoint first, then the
+// breakpoint's (the optimizer waited until no context is inside the region, as on x86-64).
 void switch_jumps(JumpSwitch* batch, bool to_jump);
-// The stop_machine look (src/kernel/arch/riscv/detour.c).
+// Before a batch's way in from breakpoints (src/kernel/arch/riscv/detour.c).
 inline bool tasks_outside(okp_text_span* spans, usize n) { return okp_seam_tasks_outside(spans, n); }
 
 }  // namespace okp::arch

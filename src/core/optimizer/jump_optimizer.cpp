@@ -327,8 +327,12 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
   if (!refuse_region(lock, s, planned, why, sizeof(why), &for_good)) {
     const arch::DetourPlan& plan = planned.value();
     const usize bp_size = arch::breakpoint_of(s.plan).size;
+    // The live text past the breakpoint, read into a copy: on a jump over a jump (rejump) the
+    // site's own jump is there, and recover_original puts its bytes back from s.original,
+    // which must not have been overwritten with them first.
+    u8 text[arch::kMaxPatchSize];
     if (plan.jump_size > bp_size &&
-        okp_seam_read_nofault(s.original + bp_size, s.addr + bp_size, plan.jump_size - bp_size)) {
+        okp_seam_read_nofault(text + bp_size, s.addr + bp_size, plan.jump_size - bp_size)) {
       okp_seam_format(why, sizeof(why), "not optimized: cannot read the text at %#lx", s.addr);
     } else if (plan.size > j.detour_size) {
       // detour_size_in's bound did not hold: a bug, and no byte past the cells is written.
@@ -343,9 +347,10 @@ bool JumpOptimizer::plan(Locked lock, Site& s, bool any_post) {
     } else {
       // The bytes past the breakpoint (x86-64: the jump is longer; arm64: both are one
       // word, and the site's original word is already whole).
-      if (plan.jump_size > bp_size)
-        registry().recover_original(s.addr + bp_size, s.original + bp_size,
-                                    plan.jump_size - bp_size);
+      if (plan.jump_size > bp_size) {
+        registry().recover_original(s.addr + bp_size, text + bp_size, plan.jump_size - bp_size);
+        for (usize i = bp_size; i < plan.jump_size; ++i) s.original[i] = text[i];
+      }
       j.region_length = plan.region_length;
       j.region_insns = plan.region_insns;
       for (usize i = 0; i < plan.jump_size; ++i) j.jump[i] = plan.jump[i];
@@ -452,14 +457,18 @@ void JumpOptimizer::switch_jumps(Locked lock, Site* batch, bool to_jump) {
   for (Site* s = batch; s; s = s->jump.next_switching) {
     arch::JumpSwitch& t = s->jump.text_switch;
     t = {s->addr, arch::breakpoint_of(s->plan), s->jump.jump, s->original, s->jump.jump_size,
-         false, text};
+         false, nullptr, text};
     text = &t;
   }
   arch::switch_jumps(text, to_jump);
   for (Site* s = batch; s;) {
     Site* next = s->jump.next_switching;
     s->jump.next_switching = nullptr;
-    if (s->jump.text_switch.failed) {
+    if (s->jump.text_switch.failed && s->jump.text_switch.busy) {
+      // Not written now (riscv64: a task may be stopped inside the region): the text is as it
+      // was, and the reason is the site's until a later try.
+      set_not_optimized(lock, *s, s->jump.text_switch.busy);
+    } else if (s->jump.text_switch.failed) {
       // The text is not what the site says: left as it is, said so.
       okp_seam_invariant_failed("optimized site's text changed under us", __FILE__, __LINE__);
     } else {
@@ -481,12 +490,16 @@ void JumpOptimizer::unoptimize(Locked lock, Site& s) {
 ErrorOr<void> JumpOptimizer::arm_jump(Locked lock, Site& s) {
   const bool post = has_post_handler(s);
   if (s.jump.cannot_optimize && s.jump.planned_for_post != post) s.jump.cannot_optimize = false;
+  bool busy = false;
   if (!s.jump.cannot_optimize && (s.detour_copy || plan(lock, s, post))) {
     s.jump.next_switching = nullptr;
     switch_jumps(lock, &s, true);
     if (s.state == SiteState::kOptimized) return {};
+    busy = s.jump.text_switch.busy != nullptr;
   }
-  return Error::formatted(Errno::kOpNotSupp, "%s; and no jump: %s", arch::breakpoints_missing(),
+  // A jump not written for now (busy) may be on a later try: EBUSY, not "unsupported".
+  const Errno err = busy ? Errno::kBusy : Errno::kOpNotSupp;
+  return Error::formatted(err, "%s; and no jump: %s", arch::breakpoints_missing(),
                           s.jump.not_optimized[0] ? s.jump.not_optimized
                                                   : "the text changed under us");
 }
@@ -500,6 +513,7 @@ bool JumpOptimizer::rejump(Locked lock, Site& s, bool any_post) {
   const u16 old_size = j.detour_size;
   const bool old_post = j.detour_post;
   u8 old_jump[arch::kJumpCapacity];
+  const usize old_jump_size = j.jump_size;
   for (usize i = 0; i < j.jump_size; ++i) old_jump[i] = j.jump[i];
   j.detour = 0;
   j.planned_copy = 0;
@@ -512,8 +526,18 @@ bool JumpOptimizer::rejump(Locked lock, Site& s, bool any_post) {
     __atomic_store_n(&s.detour_copy, old_copy, __ATOMIC_RELEASE);
     return false;
   }
+  // The two jumps may differ in size (riscv64: a jal where the new detour is within its
+  // reach, the auipc/jalr pair where not): one write covers the longer, the shorter jump
+  // followed by the original bytes (plan() recovered them for each size it planned), so
+  // no half of the old pair is left behind the new jal for its detour's way back to land on.
+  const usize n = old_jump_size > j.jump_size ? old_jump_size : j.jump_size;
+  u8 want[arch::kJumpCapacity], expect[arch::kJumpCapacity];
+  for (usize i = 0; i < n; ++i) {
+    want[i] = i < j.jump_size ? j.jump[i] : s.original[i];
+    expect[i] = i < old_jump_size ? old_jump[i] : s.original[i];
+  }
   okp_seam_text_lock();
-  const int err = okp_seam_poke_text(s.addr, j.jump, old_jump, j.jump_size);
+  const int err = okp_seam_poke_text(s.addr, want, expect, n);
   okp_seam_text_sync();
   okp_seam_text_unlock();
   if (err) {

@@ -156,19 +156,17 @@ okp_addr_t okp_seam_near_text_area(unsigned long *size)
 }
 
 /*
- * The task look: on a kernel that preempts no kernel code a task is stopped only where it
- * called schedule() (a region's call is its last instruction: it returns to the region's end,
- * never inside), and the switch itself is made with every hart stopped (text_patch.c), so no
- * hart is inside a region then either. A preemptible kernel proves nothing here (a task may be
- * preempted anywhere): the optimizer waits for tasks-RCU, and the switch refuses.
+ * Before a batch's way in from breakpoints that trap (KGDB): on a kernel that preempts no
+ * kernel code a task is stopped only where it called schedule() (a region's call is its last
+ * instruction: it returns to the region's end, never inside), and the RCU grace period the
+ * optimizer waited for covers every hart. On one that preempts this proves nothing: the
+ * optimizer then waits for tasks-RCU (every task has since passed a voluntary switch or user
+ * mode, so none is still stopped inside). The stopped switches read every task's stack
+ * themselves (task_look.c).
  */
 int okp_seam_tasks_outside(struct okp_text_span *spans, unsigned long n)
 {
 	return !preempt_model_preemptible();
-}
-
-void okp_task_snapshot_debugfs(struct dentry *dir)
-{
 }
 
 /* The module whose core text holds addr, with a reference to keep its tables; NULL: vmlinux

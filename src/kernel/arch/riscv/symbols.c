@@ -27,6 +27,17 @@ static const struct okp_ksym_want okp_riscv_wanted[] = {
 	WANT_RISCV_DATA(riscv_patch_in_stop_machine),
 	OKP_WANT_FN(okp_riscv_ksyms, flush_module_init_free_work),
 	WANT_RISCV_DATA(init_free_wq),
+	/* The task look of a preemptible kernel's jump switch (task_look.c): code labels it
+	 * compares return addresses with (never called), and what it calls in the stop. */
+	WANT_RISCV_DATA(handle_exception),
+	WANT_RISCV_DATA(ret_from_exception),
+	WANT_RISCV_DATA(ret_from_exception_end),
+	WANT_RISCV_DATA(ret_from_fork),
+	WANT_RISCV_DATA(ret_from_kernel_thread),
+	WANT_RISCV_DATA(ret_from_fork_kernel_asm),
+	WANT_RISCV_DATA(ret_from_fork_user_asm),
+	OKP_WANT_FN(okp_riscv_ksyms, kernel_text_address),
+	OKP_WANT_FN(okp_riscv_ksyms, nr_running),
 };
 
 const struct okp_ksym_want *okp_arch_wanted_symbols(size_t *n)

@@ -121,11 +121,14 @@ out:
  * 4) between its breakpoint (or, without a breakpoint trap, its original instructions) and the
  * jump to its detour. The pair is two instructions: a hart between its auipc and its jalr when
  * the site goes back would run the original's second half without its first, and the original
- * is arbitrary. So every switch is made with every other hart stopped, on a kernel that
- * preempts no kernel code: then no task is stopped between two instructions of a region (it
- * sleeps only in a call, a region's call is its last instruction) and every hart is in the
- * stopper, at no instruction of one. A preemptible kernel is refused (-EBUSY). The one
- * exception is from a breakpoint that traps to the jump (okp_riscv_patch_behind_breakpoints).
+ * is arbitrary; a task stopped between two original instructions when the jump goes in would
+ * resume in the middle of the pair. So every switch is made with every other hart stopped, at
+ * an instant when no task is stopped inside a region: on a kernel that preempts no kernel code
+ * that holds by itself (a task sleeps only in a call, a region's call is its last
+ * instruction); on one that does, the stop first reads every task's stack (task_look.c) and
+ * writes nothing when a task is inside or a stack cannot be read to its end, then lets the
+ * tasks run and stops again. The one exception is from a breakpoint that traps to the jump
+ * (okp_riscv_patch_behind_breakpoints).
  *
  * Lock order: text_mutex, then the CPU-hotplug lock stop_machine() takes (as riscv's ftrace:
  * ftrace_arch_code_modify_prepare() takes text_mutex before its stop_machine).
@@ -142,6 +145,10 @@ struct okp_stopped_switch {
 	struct okp_riscv_patch *patches;
 	unsigned int n;
 	atomic_t cpus_in;
+	bool look;	/* the kernel preempts: read every task's stack before writing */
+	bool busy;	/* out: the look proved nothing, nothing was written */
+	char *why;	/* out, why_len bytes: why not (busy) */
+	unsigned long why_len;
 };
 
 static int okp_switch_stopped_cb(void *arg)
@@ -151,7 +158,9 @@ static int okp_switch_stopped_cb(void *arg)
 
 	if (atomic_inc_return(&p->cpus_in) == num_online_cpus()) {
 		/* The last hart in: all others spin below, nothing else runs. */
-		for (i = 0; i < p->n; i++) {
+		if (p->look && !okp_riscv_task_look(p->patches, p->n, p->why, p->why_len))
+			p->busy = true;
+		for (i = 0; i < p->n && !p->busy; i++) {
 			struct okp_riscv_patch *s = &p->patches[i];
 
 			s->failed = okp_text_is(s->addr, s->expect, s->len) ||
@@ -166,42 +175,65 @@ static int okp_switch_stopped_cb(void *arg)
 	return 0;
 }
 
-#define OKP_PREEMPTIBLE_WHY "not optimized: this kernel preempts kernel code, so a task may be " \
-			    "stopped inside a region (riscv64 proves that only without preemption)"
+/* How often a switch to the jump is tried before the registration is refused (each a stop). */
+#define OKP_SWITCH_TRIES 16
+/* The longest wait between two stops, in ms: the tasks get the harts back meanwhile. */
+#define OKP_SWITCH_BACKOFF_MAX 200
+
+/* Why a preemptible kernel's switch cannot be proven here, or NULL. Registry lock held. */
+static const char *okp_preemptible_unproven(void)
+{
+	return preempt_model_preemptible() ? okp_riscv_task_look_missing() : NULL;
+}
 
 /* The optimizer asks before it plans a site (seam/jump_services.h). */
 const char *okp_seam_jumps_refused(void)
 {
-	return preempt_model_preemptible() ? OKP_PREEMPTIBLE_WHY : NULL;
+	static char why[256];
+	const char *missing = okp_preemptible_unproven();
+
+	if (!missing)
+		return NULL;
+	if (!why[0])
+		snprintf(why, sizeof(why), "not optimized: this kernel preempts kernel code, so a "
+			 "task may be stopped inside a region, and okprobes cannot prove none is: %s",
+			 missing);
+	return why;
 }
 
-/* Whether a jump may be written at all (both ways must be): the optimizer asked first, this
- * holds if the preemption model changed since. */
-static int okp_jump_switch_allowed(void)
+/* Whether a jump may be written at all (both ways must be): the optimizer asked first. */
+static int okp_jump_switch_allowed(char *why, unsigned long why_len)
 {
-	if (preempt_model_preemptible()) {
-		pr_warn_once("jump probes: %s\n", OKP_PREEMPTIBLE_WHY);
+	const char *refused = okp_seam_jumps_refused();
+
+	if (refused) {
+		pr_warn_once("jump probes: %s\n", refused);
+		if (why)
+			strscpy(why, refused, why_len);
 		return -EBUSY;
 	}
 	return okp_riscv_patch_text_nosync ? 0 : -EOPNOTSUPP;
 }
 
-/* text_mutex held. */
-static int okp_switch_stopped_locked(struct okp_riscv_patch *patches, unsigned int n)
+/* One stop, text_mutex held: 0 written, -EAGAIN when the task look proved nothing (why). */
+static int okp_switch_stopped_locked(struct okp_riscv_patch *patches, unsigned int n, char *why,
+				     unsigned long why_len)
 {
-	struct okp_stopped_switch p = { .patches = patches, .n = n };
+	struct okp_stopped_switch p = { .patches = patches, .n = n, .why = why,
+					.why_len = why_len };
 	int *in_stop_machine = (int *)okp_riscv_ksyms.riscv_patch_in_stop_machine;
-	int ret = okp_jump_switch_allowed();
+	int ret = okp_jump_switch_allowed(why, why_len);
 
 	if (ret)
 		return ret;
+	p.look = preempt_model_preemptible();
 	atomic_set(&p.cpus_in, 0);
 	if (in_stop_machine)
 		WRITE_ONCE(*in_stop_machine, 1);
 	stop_machine(okp_switch_stopped_cb, &p, cpu_online_mask);
 	if (in_stop_machine)
 		WRITE_ONCE(*in_stop_machine, 0);
-	return 0;
+	return p.busy ? -EAGAIN : 0;
 }
 
 /*
@@ -248,18 +280,41 @@ void okp_arch_before_text_stop(void)
 	}
 }
 
-int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n)
+/*
+ * A stop whose look found a task inside (or a stack it could not read) wrote nothing: the tasks
+ * run again, each preempted one soon leaves the region, and the next stop looks again. The way
+ * back is tried until it is written (an unregistration must end with the original text, and
+ * a preempted task needs no lock to move on); the way in gives up after OKP_SWITCH_TRIES.
+ */
+int okp_riscv_patch_stopped(struct okp_riscv_patch *patches, unsigned int n, int may_refuse,
+			    char *why, unsigned long why_len)
 {
 	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
+	char own_why[160];
+	unsigned int tries = 0, ms = 2;
 	int ret;
 
 	if (!text_mutex)
 		return -EOPNOTSUPP;
-	okp_arch_before_text_stop();
-	mutex_lock(text_mutex);
-	ret = okp_switch_stopped_locked(patches, n);
-	mutex_unlock(text_mutex);
-	return ret;
+	if (!why) {
+		why = own_why;
+		why_len = sizeof(own_why);
+	}
+	for (;;) {
+		okp_arch_before_text_stop();
+		mutex_lock(text_mutex);
+		ret = okp_switch_stopped_locked(patches, n, why, why_len);
+		mutex_unlock(text_mutex);
+		if (ret != -EAGAIN)
+			return ret;
+		if (++tries >= OKP_SWITCH_TRIES && may_refuse)
+			return -EBUSY;
+		if (tries % 25 == 0)
+			pr_warn("jump probes: %u sites not switched back yet after %u tries: %s\n", n,
+				tries, why);
+		msleep(ms);
+		ms = min(2 * ms, (unsigned int)OKP_SWITCH_BACKOFF_MAX);
+	}
 }
 
 /*
@@ -286,7 +341,7 @@ int okp_riscv_patch_behind_breakpoints(struct okp_riscv_patch *patches, unsigned
 
 	if (!text_mutex)
 		return -EOPNOTSUPP;
-	ret = okp_jump_switch_allowed();
+	ret = okp_jump_switch_allowed(NULL, 0);
 	if (ret)
 		return ret;
 	mutex_lock(text_mutex);
@@ -324,15 +379,37 @@ void okp_seam_text_unlock(void)
 		mutex_unlock((struct mutex *)okp_ksyms.text_mutex);
 }
 
-/* One site's jump over another (a jump-only site's detour changed): stopped, as a switch. */
+/*
+ * One site's jump over another (a jump-only site's detour changed): stopped, as a switch, and
+ * like the way back tried until written: a task between the old pair's auipc and jalr would
+ * take the new jalr with the old auipc's value. The caller holds text_mutex (the batch's
+ * lock): it is dropped while the tasks run between two tries.
+ */
 int okp_seam_poke_text(okp_addr_t addr, const void *bytes, const void *expect, unsigned long len)
 {
-	struct okp_riscv_patch patch = { addr, bytes, expect, (unsigned char)len, 0 };
+	struct mutex *text_mutex = (struct mutex *)okp_ksyms.text_mutex;
+	const u8 *b = bytes, *e = expect;
+	/* To a pair from a jal (a pair's first parcels: auipc, then jalr x0): the old jal's
+	 * detour may still hold tasks (okp_riscv_patch's check_detours). */
+	const bool to_pair = len == 8 && (b[0] & 0x7f) == 0x17 && (b[4] & 0x7f) == 0x67;
+	const bool from_pair = e && (e[0] & 0x7f) == 0x17 && (e[4] & 0x7f) == 0x67;
+	struct okp_riscv_patch patch = { addr, bytes, expect, (unsigned char)len, 0, 0,
+					 to_pair && !from_pair };
+	unsigned int tries = 0, ms = 2;
+	char why[160];
 	int ret;
 
 	if (len > 8 || (addr & 1))
 		return -EINVAL;
-	ret = okp_switch_stopped_locked(&patch, 1);
+	while ((ret = okp_switch_stopped_locked(&patch, 1, why, sizeof(why))) == -EAGAIN) {
+		if (++tries % 25 == 0)
+			pr_warn("jump probes: a jump at %pS not moved yet after %u tries: %s\n",
+				(void *)addr, tries, why);
+		mutex_unlock(text_mutex);
+		msleep(ms);
+		ms = min(2 * ms, (unsigned int)OKP_SWITCH_BACKOFF_MAX);
+		mutex_lock(text_mutex);
+	}
 	return ret ? ret : (patch.failed ? -EBUSY : 0);
 }
 

@@ -19,6 +19,13 @@ struct okp_riscv_ksyms {
 	/* The work item that frees them (kernel/module/main.c's static init_free_wq): polled
 	 * with work_busy() where found, so a long wait is no hung task (text_patch.c). */
 	unsigned long init_free_wq;
+	/* The task look on a preemptible kernel (task_look.c): the exception entry's code and
+	 * the fork returns (code labels, never called), bool kernel_text_address(unsigned long)
+	 * and unsigned int nr_running(void). */
+	unsigned long handle_exception, ret_from_exception, ret_from_exception_end;
+	unsigned long ret_from_fork, ret_from_kernel_thread, ret_from_fork_kernel_asm,
+		      ret_from_fork_user_asm;
+	unsigned long kernel_text_address, nr_running;
 };
 extern struct okp_riscv_ksyms okp_riscv_ksyms;
 
