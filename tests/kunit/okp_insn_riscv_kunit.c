@@ -333,11 +333,12 @@ static void okp_rv_probe_and_run(struct kunit *test, const struct okp_rv_case *c
 		memcpy(&now, kp.addr, 4);
 		KUNIT_EXPECT_EQ(test, now, 0x00100073U);
 	}
-	/* A stepped instruction says so; a simulated one has nothing to say. */
+	/* A stepped instruction says so; a simulated one does not (it may still say why it is not
+	 * a jump, where the optimizer looked at it). */
 	if (c->stepped)
 		KUNIT_EXPECT_NOT_NULL(test, strstr(okp_kprobe_reason(&kp), "single-stepped"));
 	else
-		KUNIT_EXPECT_STREQ(test, okp_kprobe_reason(&kp), "");
+		KUNIT_EXPECT_NULL(test, strstr(okp_kprobe_reason(&kp), "single-stepped"));
 	okp_rv_run(test, c, true, post);
 	KUNIT_EXPECT_EQ(test, kp.nmissed, 0UL);
 	okp_unregister_kprobe(&kp);

@@ -20,7 +20,20 @@
 
 /* Return probes through the kernel's kretprobe trampoline (kretprobe_route.c): not here. */
 #define OKP_KRETPROBE_ROUTE 0
+/*
+ * riscv's ftrace saves s0 into ftrace_regs only under HAVE_FUNCTION_GRAPH_FP_TEST (frame
+ * pointers and the graph tracer; mcount-dyn.S): without it a function entry's pt_regs has no
+ * s0, the key the kernel's trampoline finds the node by, so it would find none (rethook's
+ * WARN) and return to the wrong address. Such a kernel keeps okprobes' stubs.
+ */
+#if defined(CONFIG_RETHOOK) && \
+	(!defined(CONFIG_FRAME_POINTER) || !defined(CONFIG_FUNCTION_GRAPH_TRACER))
+#define OKP_ARCH_RETHOOK_FRAME 0
+#define OKP_ARCH_RETHOOK_WHY_NOT \
+	"riscv64 without frame pointers: ftrace saves no s0, the key of the kernel's rethook frames"
+#else
 #define OKP_ARCH_RETHOOK_FRAME 1
+#endif
 
 #ifdef CONFIG_RETHOOK
 #include <linux/ptrace.h>
