@@ -25,6 +25,7 @@
 
 #include "../common/return_stubs.h"
 #include "../../src/kernel/arch/x86/preempt_count.h"
+#include "../../src/kernel/arch/x86/pt_regs_gprs.h"
 /* 6.4 renamed the "undefined stack" hint UNWIND_HINT_EMPTY (an assembler macro) to
  * UNWIND_HINT_UNDEFINED (a cpp one). */
 #include <linux/version.h>
@@ -60,21 +61,7 @@ okp_return_common:
 	pushq $__KERNEL_CS			/* cs */
 	subq $8, %rsp				/* ip: okp_core_on_return() writes the return address */
 	pushq $-1				/* orig_ax */
-	pushq %rdi
-	pushq %rsi
-	pushq %rdx
-	pushq %rcx
-	pushq %rax
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %rbx
-	pushq %rbp
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+	OKP_PUSH_PT_REGS_GPRS
 	/*
 	 * What okp_return_trampoline_handler() does for the other arches, done here (a call level
 	 * less on every return, as the detour entry does): preempt_disable_notrace(), the core's
@@ -98,21 +85,7 @@ okp_return_common:
 1:
 #endif
 #endif
-	popq %r15
-	popq %r14
-	popq %r13
-	popq %r12
-	popq %rbp
-	popq %rbx
-	popq %r11
-	popq %r10
-	popq %r9
-	popq %r8
-	popq %rax
-	popq %rcx
-	popq %rdx
-	popq %rsi
-	popq %rdi
+	OKP_POP_PT_REGS_GPRS
 	addq $(OKP_PT_REGS_SIZE - 15*8), %rsp	/* past orig_ax, ip, cs, flags, sp, ss: at the index's slot */
 	ANNOTATE_UNRET_SAFE
 	ret

@@ -23,6 +23,7 @@
 
 #include "detour_layout.h"
 #include "preempt_count.h"
+#include "pt_regs_gprs.h"
 
 	/* .kprobes.text: the hit path, never probed (okprobes' text is blacklisted whole). */
 	.section .kprobes.text, "ax"
@@ -61,21 +62,7 @@ SYM_CODE_START(\name)
 	pushq	$__KERNEL_CS		/* cs */
 	pushq	$0			/* ip: the core sets it */
 	pushq	$-1			/* orig_ax */
-	pushq	%rdi
-	pushq	%rsi
-	pushq	%rdx
-	pushq	%rcx
-	pushq	%rax
-	pushq	%r8
-	pushq	%r9
-	pushq	%r10
-	pushq	%r11
-	pushq	%rbx
-	pushq	%rbp
-	pushq	%r12
-	pushq	%r13
-	pushq	%r14
-	pushq	%r15
+	OKP_PUSH_PT_REGS_GPRS
 	UNWIND_HINT_REGS
 	movq	OKP_PT_SIZE(%rsp), %rdi	/* our return address: names the probe */
 	movq	%rsp, %rsi
@@ -133,21 +120,7 @@ SYM_CODE_START(\name)
 	.endif
 	/* Every register back as the handlers left it; flags last, as nothing after popfq may
 	 * change them (lea does not). */
-	popq	%r15
-	popq	%r14
-	popq	%r13
-	popq	%r12
-	popq	%rbp
-	popq	%rbx
-	popq	%r11
-	popq	%r10
-	popq	%r9
-	popq	%r8
-	popq	%rax
-	popq	%rcx
-	popq	%rdx
-	popq	%rsi
-	popq	%rdi
+	OKP_POP_PT_REGS_GPRS
 	leaq	OKP_PT_FLAGS - OKP_PT_ORIG_AX(%rsp), %rsp	/* past orig_ax, ip, cs */
 	popfq
 	leaq	OKP_PT_SIZE - OKP_PT_SP(%rsp), %rsp	/* past sp, ss */
